@@ -1,0 +1,154 @@
+//! `POST /auth/login`.
+
+use rocket::http::CookieJar;
+use rocket::response::Redirect;
+use rocket::{post, Request, State};
+use secrecy::SecretString;
+use serde_json::json;
+
+use super::throttle::Attempt;
+use super::users;
+use crate::body::{BodyError, Input};
+use crate::domain::Email;
+use crate::error::{AuthError, FieldErrors};
+use crate::events::AuthEvent;
+use crate::intents::IntentContext;
+use crate::reply::Reply;
+use crate::security::{ClientIp, SameOrigin};
+use crate::session::{remember, AuthUser, Guest, Session};
+use crate::state::GatehouseState;
+
+/// Validated sign-in fields.
+struct Credentials {
+    email: Email,
+    password: SecretString,
+    remember: bool,
+}
+
+impl Credentials {
+    fn from_input(input: &Input) -> Result<Self, AuthError> {
+        let mut errors = FieldErrors::new();
+        let email = input.required_text("email", &mut errors).and_then(|raw| {
+            let parsed = Email::parse(&raw);
+            if parsed.is_none() {
+                errors.add("email", "email");
+            }
+            parsed
+        });
+        let password = input.required_text("password", &mut errors);
+        if password
+            .as_ref()
+            .is_some_and(|p| p.chars().count() > crate::domain::MAX_PASSWORD_CHARS)
+        {
+            errors.add("password", "max_length");
+        }
+        let remember = input.boolean("remember", &mut errors);
+        match (email, password) {
+            (Some(email), Some(password)) if errors.is_empty() => Ok(Self {
+                email,
+                password: SecretString::from(password),
+                remember,
+            }),
+            _ => Err(AuthError::Validation(errors)),
+        }
+    }
+}
+
+/// Checks credentials, regenerates the session and dispenses the next intent.
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/login", data = "<body>")]
+pub async fn login(
+    _origin: SameOrigin,
+    _guest: Guest,
+    session: Session,
+    ip: ClientIpGuard,
+    jar: &CookieJar<'_>,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Result<Reply, AuthError> {
+    let input = body?;
+    let credentials = Credentials::from_input(&input)?;
+    let ip = ip.0.to_string();
+    let key = gh.throttle.key(&credentials.email, &ip);
+    if let Attempt::Refused { retry_after, first } = gh.throttle.hit(&key).await? {
+        if first {
+            gh.events.emit(AuthEvent::Lockout {
+                email: credentials.email.to_string(),
+                ip,
+            });
+        }
+        return Err(AuthError::Throttled { retry_after });
+    }
+    let user = users::find_by_email(&gh.db, &credentials.email).await?;
+    let verification = gh
+        .hasher
+        .verify(
+            &credentials.password,
+            user.as_ref().map(|u| u.password_hash.as_str()),
+        )
+        .await;
+    let Some(user) = user.filter(|_| verification.matches) else {
+        gh.events.emit(AuthEvent::Failed {
+            email: credentials.email.to_string(),
+        });
+        return Err(AuthError::Credentials);
+    };
+    gh.throttle.clear(&key).await?;
+    if verification.needs_rehash {
+        let rehashed = gh
+            .hasher
+            .hash(&credentials.password)
+            .await
+            .map_err(AuthError::Internal)?;
+        users::set_password_hash(&gh.db, user.id, &rehashed).await?;
+    }
+    session.sign_in(user.id);
+    if credentials.remember {
+        let token = users::ensure_remember_token(&gh.db, user.id).await?;
+        remember(jar, gh, user.id, &token);
+    }
+    gh.events.emit(AuthEvent::Login {
+        user_id: user.id,
+        remember: credentials.remember,
+    });
+    let auth_user = AuthUser {
+        id: user.id,
+        name: user.name,
+        email: user.email,
+    };
+    let next = gh
+        .dispenser
+        .dispense(&auth_user, &IntentContext::new(gh, session))
+        .await;
+    if input.is_form() {
+        return Ok(Reply::screen(next.screen_url()));
+    }
+    Ok(Reply::json(
+        json!({"message": "login_success", "next": next.envelope()}),
+    ))
+}
+
+/// A signed-in browser posting the sign-in form goes to `dashboard`.
+#[post("/auth/login", rank = 2)]
+pub fn login_signed_in(gh: &State<GatehouseState>) -> Redirect {
+    Redirect::to(gh.routes.dashboard.clone())
+}
+
+/// [`ClientIp`] as a request guard.
+pub struct ClientIpGuard(pub ClientIp);
+
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for ClientIpGuard {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, Self::Error> {
+        let ip = match GatehouseState::of(req) {
+            Some(gh) => ClientIp::of(req, &gh.settings),
+            None => ClientIp(
+                req.client_ip()
+                    .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into()),
+            ),
+        };
+        rocket::request::Outcome::Success(ClientIpGuard(ip))
+    }
+}

@@ -1,0 +1,31 @@
+//! `POST /logout`.
+
+use rocket::http::CookieJar;
+use rocket::response::Redirect;
+use rocket::{post, State};
+
+use super::users;
+use crate::error::AuthError;
+use crate::events::AuthEvent;
+use crate::security::SameOrigin;
+use crate::session::{forget_remembered, Session};
+use crate::state::GatehouseState;
+
+/// Ends the session (row deleted, cookie expired), rotates `remember_token`
+/// so no remember-me cookie of the user works any more, drops this browser's
+/// remember cookie and goes to `home`.
+#[post("/logout")]
+pub async fn logout(
+    _origin: SameOrigin,
+    session: Session,
+    jar: &CookieJar<'_>,
+    gh: &State<GatehouseState>,
+) -> Result<Redirect, AuthError> {
+    if let Some(user_id) = session.user_id() {
+        users::rotate_remember_token(&gh.db, user_id).await?;
+        gh.events.emit(AuthEvent::Logout { user_id });
+    }
+    session.destroy();
+    forget_remembered(jar);
+    Ok(Redirect::to(gh.routes.home.clone()))
+}

@@ -1,0 +1,11 @@
+//! Signing in and out: credentials, password hashes, throttling, accounts.
+
+pub mod login;
+pub mod logout;
+mod password;
+mod throttle;
+pub mod tokens;
+pub mod users;
+
+pub use password::{PasswordHasher, Verification};
+pub use throttle::{Attempt, Throttle};

@@ -1,0 +1,204 @@
+//! Password hashing and verification, off the async workers.
+//!
+//! Hashes are computed on Tokio's blocking threads (`spawn_blocking`), at most
+//! one per core at a time, and those threads run at a lower scheduling
+//! priority: under a burst of sign-ins, page requests still get the CPU first.
+//! Argon2id uses OWASP's parameters (19 MiB, t=2, p=1); bcrypt `$2y$`/`$2b$`
+//! hashes from a PHP application verify and are flagged for re-hashing.
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier, SaltString};
+use argon2::{Algorithm, Argon2, Params, Version};
+use secrecy::{ExposeSecret, SecretString};
+use tokio::sync::Semaphore;
+
+use crate::config::HashAlgorithm;
+
+/// bcrypt cost for new hashes (Laravel's default).
+const BCRYPT_COST: u32 = 12;
+
+/// The result of checking a password against a stored hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verification {
+    /// The password matches.
+    pub matches: bool,
+    /// The hash uses another algorithm or weaker parameters than configured.
+    pub needs_rehash: bool,
+}
+
+/// Hashes and verifies passwords with bounded parallelism.
+#[derive(Clone)]
+pub struct PasswordHasher {
+    algorithm: HashAlgorithm,
+    permits: Arc<Semaphore>,
+    /// A hash of a random password, verified when the account does not exist,
+    /// so an unknown address costs the same time as a wrong password.
+    dummy: Arc<String>,
+}
+
+fn argon2() -> Argon2<'static> {
+    let params = Params::new(19 * 1024, 2, 1, None).unwrap_or_default();
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+}
+
+fn hash_now(algorithm: HashAlgorithm, password: &str) -> Result<String, String> {
+    match algorithm {
+        HashAlgorithm::Argon2id => {
+            let salt = SaltString::generate(&mut argon2::password_hash::rand_core::OsRng);
+            argon2()
+                .hash_password(password.as_bytes(), &salt)
+                .map(|h| h.to_string())
+                .map_err(|e| e.to_string())
+        }
+        HashAlgorithm::Bcrypt => bcrypt::hash_with_result(password, BCRYPT_COST)
+            .map(|h| h.format_for_version(bcrypt::Version::TwoY))
+            .map_err(|e| e.to_string()),
+    }
+}
+
+fn verify_now(algorithm: HashAlgorithm, password: &str, hash: &str) -> Verification {
+    if hash.starts_with("$argon2") {
+        let Ok(parsed) = PasswordHash::new(hash) else {
+            return Verification {
+                matches: false,
+                needs_rehash: false,
+            };
+        };
+        let matches = argon2()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok();
+        let current = parsed.algorithm.as_str() == "argon2id"
+            && Params::try_from(&parsed).is_ok_and(|p| p.m_cost() >= 19 * 1024 && p.t_cost() >= 2);
+        Verification {
+            matches,
+            needs_rehash: algorithm != HashAlgorithm::Argon2id || !current,
+        }
+    } else if hash.starts_with("$2") {
+        let matches = bcrypt::verify(password, hash).unwrap_or(false);
+        let cost_ok = hash
+            .get(4..6)
+            .and_then(|c| c.parse::<u32>().ok())
+            .is_some_and(|c| c >= BCRYPT_COST);
+        Verification {
+            matches,
+            needs_rehash: algorithm != HashAlgorithm::Bcrypt || !cost_ok,
+        }
+    } else {
+        Verification {
+            matches: false,
+            needs_rehash: false,
+        }
+    }
+}
+
+thread_local! {
+    static LOWERED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Lowers the calling thread's scheduling priority once (Linux `nice` 10),
+/// so hashing yields the CPU to request handling.
+fn lower_priority() {
+    LOWERED.with(|done| {
+        if !done.get() {
+            #[cfg(target_os = "linux")]
+            // SAFETY: plain syscalls on the calling thread; no memory is shared.
+            unsafe {
+                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+            }
+            done.set(true);
+        }
+    });
+}
+
+impl PasswordHasher {
+    /// A hasher producing `algorithm` hashes.
+    pub fn new(algorithm: HashAlgorithm) -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        let random = crate::domain::SecretToken::generate();
+        let dummy = hash_now(algorithm, random.expose()).unwrap_or_default();
+        Self {
+            algorithm,
+            permits: Arc::new(Semaphore::new(cores)),
+            dummy: Arc::new(dummy),
+        }
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        let _permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
+        tokio::task::spawn_blocking(move || {
+            lower_priority();
+            job()
+        })
+        .await
+        .map_err(|e| e.to_string())
+    }
+
+    /// Hashes a new password with the configured algorithm.
+    pub async fn hash(&self, password: &SecretString) -> Result<String, String> {
+        let algorithm = self.algorithm;
+        let password = password.clone();
+        self.run(move || hash_now(algorithm, password.expose_secret()))
+            .await?
+    }
+
+    /// Checks `password` against `hash`; with `None` (no such account) checks
+    /// against a dummy hash and never matches.
+    pub async fn verify(&self, password: &SecretString, hash: Option<&str>) -> Verification {
+        let algorithm = self.algorithm;
+        let password = password.clone();
+        let known = hash.is_some();
+        let hash = hash.map_or_else(|| self.dummy.as_str().to_owned(), str::to_owned);
+        let verified = self
+            .run(move || verify_now(algorithm, password.expose_secret(), &hash))
+            .await
+            .unwrap_or(Verification {
+                matches: false,
+                needs_rehash: false,
+            });
+        Verification {
+            matches: verified.matches && known,
+            needs_rehash: verified.needs_rehash && known,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn php_bcrypt_hashes_verify_and_ask_for_rehash() {
+        let hash = bcrypt::hash_with_result("secret-password", 4)
+            .unwrap()
+            .format_for_version(bcrypt::Version::TwoY);
+        let v = verify_now(HashAlgorithm::Argon2id, "secret-password", &hash);
+        assert_eq!(
+            v,
+            Verification {
+                matches: true,
+                needs_rehash: true
+            }
+        );
+        assert!(!verify_now(HashAlgorithm::Argon2id, "other", &hash).matches);
+    }
+
+    #[test]
+    fn argon2id_hashes_round_trip_without_rehash() {
+        let hash = hash_now(HashAlgorithm::Argon2id, "secret-password").unwrap();
+        assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
+        let v = verify_now(HashAlgorithm::Argon2id, "secret-password", &hash);
+        assert_eq!(
+            v,
+            Verification {
+                matches: true,
+                needs_rehash: false
+            }
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! The `users` table (Laravel's stock columns).
+
+use sqlx::Row;
+
+use crate::db::{Db, DbError};
+use crate::domain::{Email, SecretToken};
+
+/// A user as the sign-in flow needs it.
+#[derive(Debug, Clone)]
+pub struct UserRecord {
+    /// `users.id`.
+    pub id: i64,
+    /// Display name.
+    pub name: String,
+    /// E-mail address as stored.
+    pub email: String,
+    /// Password hash (argon2id or bcrypt).
+    pub password_hash: String,
+}
+
+const COLUMNS: &str = "id, name, email, password";
+
+fn record(row: sqlx::any::AnyRow) -> Result<UserRecord, DbError> {
+    Ok(UserRecord {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        email: row.try_get("email")?,
+        password_hash: row.try_get("password")?,
+    })
+}
+
+/// Finds a user by address, ignoring case.
+pub async fn find_by_email(db: &Db, email: &Email) -> Result<Option<UserRecord>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE lower(email) = $1");
+    db.fetch_optional(sqlx::query(db.dialect().placeholders(&sql)).bind(email.as_str().to_owned()))
+        .await?
+        .map(record)
+        .transpose()
+}
+
+/// Finds a user by id.
+pub async fn find_by_id(db: &Db, id: i64) -> Result<Option<UserRecord>, DbError> {
+    let sql = format!("SELECT {COLUMNS} FROM users WHERE id = $1");
+    db.fetch_optional(sqlx::query(db.dialect().placeholders(&sql)).bind(id))
+        .await?
+        .map(record)
+        .transpose()
+}
+
+/// Why a user could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateUserError {
+    /// The address is taken.
+    #[error("a user with this email already exists")]
+    Duplicate,
+    /// The database failed.
+    #[error(transparent)]
+    Database(#[from] DbError),
+}
+
+/// Creates a user and answers its id.
+pub async fn create(
+    db: &Db,
+    name: &str,
+    email: &Email,
+    password_hash: &str,
+) -> Result<i64, CreateUserError> {
+    if find_by_email(db, email).await?.is_some() {
+        return Err(CreateUserError::Duplicate);
+    }
+    let now = db.dialect().now_utc();
+    let sql = format!(
+        "INSERT INTO users (name, email, password, created_at, updated_at) \
+         VALUES ($1, $2, $3, {now}, {now})"
+    );
+    let inserted = db
+        .execute(
+            sqlx::query(db.dialect().placeholders(&sql))
+                .bind(name.to_owned())
+                .bind(email.as_str().to_owned())
+                .bind(password_hash.to_owned()),
+        )
+        .await;
+    match inserted {
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(CreateUserError::Duplicate),
+        Err(e) => Err(e.into()),
+        Ok(_) => find_by_email(db, email)
+            .await?
+            .map(|u| u.id)
+            .ok_or(CreateUserError::Database(sqlx::Error::RowNotFound)),
+    }
+}
+
+/// Replaces a user's password hash.
+pub async fn set_password_hash(db: &Db, id: i64, password_hash: &str) -> Result<(), DbError> {
+    let sql = format!(
+        "UPDATE users SET password = $1, updated_at = {} WHERE id = $2",
+        db.dialect().now_utc()
+    );
+    db.execute(
+        sqlx::query(db.dialect().placeholders(&sql))
+            .bind(password_hash.to_owned())
+            .bind(id),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The user's current `remember_token`, if one is set.
+pub async fn remember_token(db: &Db, id: i64) -> Result<Option<String>, DbError> {
+    let row = db
+        .fetch_optional(
+            db.query("SELECT remember_token FROM users WHERE id = $1")
+                .bind(id),
+        )
+        .await?;
+    Ok(row.and_then(|r| {
+        r.try_get::<Option<String>, _>("remember_token")
+            .ok()
+            .flatten()
+    }))
+}
+
+/// The user's `remember_token`, created when none is set yet.
+pub async fn ensure_remember_token(db: &Db, id: i64) -> Result<String, DbError> {
+    match remember_token(db, id).await? {
+        Some(token) if !token.is_empty() => Ok(token),
+        _ => rotate_remember_token(db, id).await,
+    }
+}
+
+/// Replaces `remember_token`, voiding every remember-me cookie of the user.
+pub async fn rotate_remember_token(db: &Db, id: i64) -> Result<String, DbError> {
+    let token = SecretToken::generate().expose().to_owned();
+    db.execute(
+        db.query("UPDATE users SET remember_token = $1 WHERE id = $2")
+            .bind(token.clone())
+            .bind(id),
+    )
+    .await?;
+    Ok(token)
+}
+
+/// Number of users (the demo account is made only for an empty table).
+pub async fn count(db: &Db) -> Result<i64, DbError> {
+    let row = db
+        .fetch_optional(db.query("SELECT COUNT(*) AS n FROM users"))
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    row.try_get("n")
+}

@@ -1,0 +1,190 @@
+//! Request bodies: JSON or form-urlencoded, read into one field bag.
+//!
+//! Every endpoint takes the same field names in either encoding. [`Input`]
+//! reads the body within Rocket's `limits` (`json`, `form`), answers 400
+//! `malformed_body` for anything unparsable and 413 over the limit, and hands
+//! out fields typed so that validation codes are uniform across endpoints.
+
+use std::collections::HashMap;
+
+use rocket::data::{Data, FromData, Outcome, ToByteUnit};
+use rocket::http::Status;
+use rocket::request::Request;
+use serde_json::Value;
+
+use crate::error::{AuthError, FieldErrors};
+
+/// The fields of a JSON or form body.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    fields: HashMap<String, Value>,
+    is_form: bool,
+}
+
+/// Why a body could not be read; stored for the catcher.
+#[derive(Debug, Clone, Copy)]
+pub enum BodyError {
+    /// Unparsable body or unsupported content type.
+    Malformed,
+    /// Body over the configured limit.
+    TooLarge,
+}
+
+impl From<BodyError> for AuthError {
+    fn from(e: BodyError) -> Self {
+        match e {
+            BodyError::Malformed => AuthError::MalformedBody,
+            BodyError::TooLarge => AuthError::PayloadTooLarge,
+        }
+    }
+}
+
+#[rocket::async_trait]
+impl<'r> FromData<'r> for Input {
+    type Error = BodyError;
+
+    async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> Outcome<'r, Self> {
+        let ct = req.content_type();
+        let (is_form, limit_name) = match ct {
+            Some(ct) if ct.is_json() => (false, "json"),
+            Some(ct) if ct.is_form() => (true, "form"),
+            _ => return fail(req, BodyError::Malformed),
+        };
+        let limit = req.limits().get(limit_name).unwrap_or(if is_form {
+            32.kibibytes()
+        } else {
+            1.mebibytes()
+        });
+        let text = match data.open(limit).into_string().await {
+            Ok(text) if text.is_complete() => text.into_inner(),
+            Ok(_) => return fail(req, BodyError::TooLarge),
+            Err(_) => return fail(req, BodyError::Malformed),
+        };
+        let parsed = if is_form {
+            Some(Self::from_form(&text))
+        } else {
+            Self::from_json(&text)
+        };
+        match parsed {
+            Some(input) => Outcome::Success(input),
+            None => fail(req, BodyError::Malformed),
+        }
+    }
+}
+
+fn fail<'r>(req: &'r Request<'_>, error: BodyError) -> Outcome<'r, Input> {
+    req.local_cache(|| Some(error));
+    let status = match error {
+        BodyError::Malformed => Status::BadRequest,
+        BodyError::TooLarge => Status::PayloadTooLarge,
+    };
+    Outcome::Error((status, error))
+}
+
+impl Input {
+    fn from_form(text: &str) -> Self {
+        let fields = url::form_urlencoded::parse(text.as_bytes())
+            .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
+            .collect();
+        Self {
+            fields,
+            is_form: true,
+        }
+    }
+
+    fn from_json(text: &str) -> Option<Self> {
+        match serde_json::from_str::<Value>(text).ok()? {
+            Value::Object(map) => Some(Self {
+                fields: map.into_iter().collect(),
+                is_form: false,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Builds a bag from JSON-like pairs (for tests and host code).
+    pub fn from_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, Value)>,
+        is_form: bool,
+    ) -> Self {
+        Self {
+            fields: pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            is_form,
+        }
+    }
+
+    /// Whether the body was form-urlencoded (a screen without JavaScript).
+    pub fn is_form(&self) -> bool {
+        self.is_form
+    }
+
+    /// A text field: `None` when absent, null or empty. A JSON value that is
+    /// not a string records `string` against the field.
+    pub fn text(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
+        match self.fields.get(name) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.is_empty() => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                errors.add(name, "string");
+                None
+            }
+        }
+    }
+
+    /// A required text field; records `required` when absent or blank.
+    pub fn required_text(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
+        let before = errors.is_empty();
+        match self.text(name, errors) {
+            Some(s) if !s.trim().is_empty() => Some(s),
+            _ => {
+                if before == errors.is_empty() {
+                    errors.add(name, "required");
+                }
+                None
+            }
+        }
+    }
+
+    /// A boolean: JSON `true`/`false`; forms `on`/`true`/`1` and
+    /// `off`/`false`/`0`. Absent is `false`; anything else records `in`.
+    pub fn boolean(&self, name: &str, errors: &mut FieldErrors) -> bool {
+        match self.fields.get(name) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) if self.is_form => match s.as_str() {
+                "on" | "true" | "1" => true,
+                "" | "off" | "false" | "0" => false,
+                _ => {
+                    errors.add(name, "in");
+                    false
+                }
+            },
+            Some(_) => {
+                errors.add(name, "in");
+                false
+            }
+        }
+    }
+
+    /// An integer: a JSON number, or decimal digits in a form. Absent is
+    /// `None`; anything else records `in`.
+    pub fn integer(&self, name: &str, errors: &mut FieldErrors) -> Option<i64> {
+        match self.fields.get(name) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if self.is_form && s.is_empty() => None,
+            Some(Value::Number(n)) if n.is_i64() => n.as_i64(),
+            Some(Value::String(s)) if self.is_form => match s.parse() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    errors.add(name, "in");
+                    None
+                }
+            },
+            Some(_) => {
+                errors.add(name, "in");
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Typed configuration read from Rocket's figment (`Rocket.toml`, `ROCKET_*`).
+//!
+//! Every key of DESIGN.md's configuration section lives here with its default.
+//! [`Settings::from_figment`] is the only way in: it rejects a bad value with a
+//! message naming the key, so start-up stops before anything is served.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use rocket::figment::Figment;
+use serde::Deserialize;
+use url::Url;
+
+/// The whole Gatehouse configuration, validated.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Absolute origin used for links in mail, OData context and next links.
+    pub base_url: Url,
+    /// The host's public files (logo lookup).
+    pub public_dir: PathBuf,
+    /// Replacement screen set, when the host ships its own.
+    pub templates_dir: Option<PathBuf>,
+    /// Connection URL of the `main` database.
+    pub database_url: String,
+    /// Session cookie and lifetime settings.
+    pub session: SessionSettings,
+    /// Sign-in, throttle and password rules.
+    pub auth: AuthSettings,
+    /// Whether Rocket runs its debug profile (demo account, relaxed secrets).
+    pub debug_profile: bool,
+}
+
+/// `[session]` keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SessionSettings {
+    /// Cookie name; prefixed with `__Host-` when `base_url` is https.
+    pub cookie_name: String,
+    /// Idle lifetime of a session.
+    pub idle_minutes: u32,
+    /// Absolute lifetime of a session, however active.
+    pub absolute_hours: u32,
+    /// Lifetime of the remember-me cookie.
+    pub remember_days: u32,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        Self {
+            cookie_name: "gatehouse_session".into(),
+            idle_minutes: 120,
+            absolute_hours: 12,
+            remember_days: 30,
+        }
+    }
+}
+
+/// Password hashing algorithm for new hashes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HashAlgorithm {
+    /// Argon2id with OWASP parameters (default).
+    Argon2id,
+    /// bcrypt `$2y$`, for a `users` table shared with a PHP application.
+    Bcrypt,
+}
+
+/// `[auth]` keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthSettings {
+    /// Failures allowed per email + client IP within the window.
+    pub throttle_attempts: u32,
+    /// Length of the throttle window.
+    pub throttle_window_seconds: u32,
+    /// Shortest accepted password.
+    pub password_min_length: usize,
+    /// Lifetime of a password-reset token.
+    pub reset_token_minutes: u32,
+    /// Quiet period between two reset mails to one address.
+    pub reset_throttle_seconds: u32,
+    /// Algorithm for new password hashes.
+    pub hash: HashAlgorithm,
+    /// Proxies whose `X-Forwarded-For` header names the client.
+    pub trusted_proxies: Vec<IpAddr>,
+}
+
+impl Default for AuthSettings {
+    fn default() -> Self {
+        Self {
+            throttle_attempts: 5,
+            throttle_window_seconds: 60,
+            password_min_length: 12,
+            reset_token_minutes: 60,
+            reset_throttle_seconds: 60,
+            hash: HashAlgorithm::Argon2id,
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+/// A configuration value that cannot be used, with the key that holds it.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration `{key}`: {reason}")]
+pub struct ConfigError {
+    /// Dotted key, as written in Rocket.toml.
+    pub key: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl ConfigError {
+    fn new(key: &str, reason: impl Into<String>) -> Self {
+        Self {
+            key: key.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl Settings {
+    /// Reads and validates every Gatehouse key from `figment`.
+    ///
+    /// ```
+    /// let figment = rocket::Config::figment()
+    ///     .merge(("databases.main.url", "sqlite::memory:"));
+    /// let settings = gatehouse::Settings::from_figment(&figment).unwrap();
+    /// assert_eq!(settings.auth.throttle_attempts, 5);
+    /// ```
+    pub fn from_figment(figment: &Figment) -> Result<Self, ConfigError> {
+        let base_url: String = extract_or(figment, "base_url", "http://127.0.0.1:8000".into())?;
+        let base_url = parse_base_url(&base_url)?;
+        let public_dir: PathBuf = extract_or(figment, "public_dir", PathBuf::from("public"))?;
+        let templates_dir: Option<PathBuf> = extract_or(figment, "templates_dir", None)?;
+        let database_url: String = extract_or(
+            figment,
+            "databases.main.url",
+            "sqlite://gatehouse.db?mode=rwc".into(),
+        )?;
+        let session: SessionSettings = extract_or(figment, "session", SessionSettings::default())?;
+        let auth: AuthSettings = extract_or(figment, "auth", AuthSettings::default())?;
+        let debug_profile = figment.profile() == rocket::Config::DEBUG_PROFILE;
+        let settings = Self {
+            base_url,
+            public_dir,
+            templates_dir,
+            database_url,
+            session,
+            auth,
+            debug_profile,
+        };
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("session.idle_minutes", self.session.idle_minutes),
+            ("session.absolute_hours", self.session.absolute_hours),
+            ("session.remember_days", self.session.remember_days),
+            ("auth.throttle_attempts", self.auth.throttle_attempts),
+            (
+                "auth.throttle_window_seconds",
+                self.auth.throttle_window_seconds,
+            ),
+            ("auth.reset_token_minutes", self.auth.reset_token_minutes),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                return Err(ConfigError::new(key, "must be greater than zero"));
+            }
+        }
+        if !(1..=128).contains(&self.auth.password_min_length) {
+            return Err(ConfigError::new(
+                "auth.password_min_length",
+                "must be between 1 and 128",
+            ));
+        }
+        let name = &self.session.cookie_name;
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            return Err(ConfigError::new(
+                "session.cookie_name",
+                "must be letters, digits, '_' or '-'",
+            ));
+        }
+        crate::db::Dialect::from_url(&self.database_url)
+            .map_err(|reason| ConfigError::new("databases.main.url", reason))?;
+        Ok(())
+    }
+
+    /// Whether cookies must carry `Secure` and the `__Host-` prefix.
+    pub fn is_https(&self) -> bool {
+        self.base_url.scheme() == "https"
+    }
+
+    /// `base_url` without a trailing slash, for joining paths.
+    pub fn origin(&self) -> &str {
+        self.base_url.as_str().trim_end_matches('/')
+    }
+
+    /// `base_url` joined with an absolute path (`/login`).
+    pub fn absolute(&self, path: &str) -> String {
+        format!("{}{}", self.origin(), path)
+    }
+}
+
+fn extract_or<T: serde::de::DeserializeOwned>(
+    figment: &Figment,
+    key: &str,
+    default: T,
+) -> Result<T, ConfigError> {
+    if !figment.contains(key) {
+        return Ok(default);
+    }
+    figment.extract_inner(key).map_err(|e| {
+        let inner = e.path.join(".");
+        let full = if inner.is_empty() {
+            key.to_owned()
+        } else if inner.starts_with(key) {
+            inner
+        } else {
+            format!("{key}.{inner}")
+        };
+        ConfigError::new(&full, e.kind.to_string())
+    })
+}
+
+fn parse_base_url(raw: &str) -> Result<Url, ConfigError> {
+    let url = Url::parse(raw).map_err(|e| ConfigError::new("base_url", e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(ConfigError::new("base_url", "must be an http or https URL"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ConfigError::new(
+            "base_url",
+            "must not carry a query or fragment",
+        ));
+    }
+    Ok(url)
+}

@@ -1,0 +1,146 @@
+//! The differences between the supported SQL engines, in one place.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// The SQL dialect of the configured database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite 3.35 or newer.
+    Sqlite,
+    /// PostgreSQL 12 or newer.
+    Postgres,
+    /// MySQL 8 or MariaDB 10.5 or newer.
+    MySql,
+}
+
+impl Dialect {
+    /// Recognises the engine from a connection URL.
+    pub fn from_url(url: &str) -> Result<Self, String> {
+        let scheme = url.split(':').next().unwrap_or_default();
+        match scheme {
+            "sqlite" => Ok(Self::Sqlite),
+            "postgres" | "postgresql" => Ok(Self::Postgres),
+            "mysql" | "mariadb" => Ok(Self::MySql),
+            _ => Err(format!(
+                "unsupported database scheme `{scheme}` (use sqlite://, postgres:// or mysql://)"
+            )),
+        }
+    }
+
+    /// Turns `$1, $2, …` into `?` for MySQL; other engines take them as written.
+    ///
+    /// Queries bind each placeholder once and in order, so positional `?` keeps
+    /// the meaning. Placeholders inside string literals are left alone. The
+    /// rewritten text is kept for the life of the process, so this is for the
+    /// fixed statements of the code base, not for generated SQL.
+    pub fn placeholders(self, sql: &str) -> &str {
+        match self {
+            Self::MySql => rewritten_once(sql),
+            _ => sql,
+        }
+    }
+
+    /// Quotes an identifier that comes from the declared model.
+    pub fn quote(self, ident: &str) -> String {
+        match self {
+            Self::MySql => format!("`{}`", ident.replace('`', "``")),
+            _ => format!("\"{}\"", ident.replace('"', "\"\"")),
+        }
+    }
+
+    /// An expression for the current UTC time, storable in a timestamp column.
+    pub fn now_utc(self) -> &'static str {
+        match self {
+            Self::Sqlite => "strftime('%Y-%m-%d %H:%M:%S', 'now')",
+            Self::Postgres => "(now() AT TIME ZONE 'UTC')",
+            Self::MySql => "UTC_TIMESTAMP()",
+        }
+    }
+
+    /// Seconds since the epoch of a UTC timestamp column, as a 64-bit integer.
+    pub fn epoch_of(self, column: &str) -> String {
+        match self {
+            Self::Sqlite => format!("CAST(strftime('%s', {column}) AS INTEGER)"),
+            Self::Postgres => format!("CAST(EXTRACT(EPOCH FROM {column}) AS BIGINT)"),
+            Self::MySql => format!("CAST(TIMESTAMPDIFF(SECOND, '1970-01-01', {column}) AS SIGNED)"),
+        }
+    }
+
+    /// `INSERT … ON CONFLICT` upsert clause for a unique `key` column.
+    pub fn upsert(self, key: &str) -> String {
+        match self {
+            Self::MySql => "ON DUPLICATE KEY UPDATE".to_owned(),
+            _ => format!("ON CONFLICT ({key}) DO UPDATE SET"),
+        }
+    }
+
+    /// How an upsert refers to the value the insert proposed for `column`.
+    pub fn excluded(self, column: &str) -> String {
+        match self {
+            Self::MySql => format!("VALUES({column})"),
+            _ => format!("excluded.{column}"),
+        }
+    }
+}
+
+fn rewritten_once(sql: &str) -> &'static str {
+    static CACHE: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(found) = cache.get(sql) {
+        return found;
+    }
+    let rewritten: &'static str =
+        Box::leak(rewrite_placeholders(sql).into_owned().into_boxed_str());
+    cache.insert(sql.to_owned(), rewritten);
+    rewritten
+}
+
+fn rewrite_placeholders(sql: &str) -> Cow<'_, str> {
+    if !sql.contains('$') {
+        return Cow::Borrowed(sql);
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_string = !in_string;
+                out.push(c);
+            }
+            '$' if !in_string && chars.peek().is_some_and(char::is_ascii_digit) => {
+                while chars.peek().is_some_and(char::is_ascii_digit) {
+                    chars.next();
+                }
+                out.push('?');
+            }
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mysql_placeholders_become_question_marks() {
+        assert_eq!(
+            rewrite_placeholders("SELECT '$1' FROM t WHERE a = $1 AND b = $12"),
+            "SELECT '$1' FROM t WHERE a = ? AND b = ?"
+        );
+    }
+
+    #[test]
+    fn scheme_picks_the_dialect() {
+        assert_eq!(Dialect::from_url("sqlite://x.db"), Ok(Dialect::Sqlite));
+        assert_eq!(Dialect::from_url("postgres://h/db"), Ok(Dialect::Postgres));
+        assert!(Dialect::from_url("oracle://h").is_err());
+    }
+}

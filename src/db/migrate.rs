@@ -1,0 +1,21 @@
+//! One embedded migration set per dialect, run on ignite and by `gatehouse migrate`.
+
+use sqlx::migrate::{MigrateError, Migrator};
+
+use super::{Db, Dialect};
+
+static SQLITE: Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES: Migrator = sqlx::migrate!("migrations/postgres");
+
+pub(super) async fn run(db: &Db) -> Result<(), MigrateError> {
+    let migrator = match db.dialect() {
+        Dialect::Sqlite => &SQLITE,
+        Dialect::Postgres => &POSTGRES,
+        Dialect::MySql => {
+            return Err(MigrateError::Source(
+                "MySQL/MariaDB is not supported yet".into(),
+            ))
+        }
+    };
+    migrator.run(db.pool()).await
+}

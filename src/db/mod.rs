@@ -1,0 +1,96 @@
+//! Database access: one pool over SQLite, PostgreSQL or MySQL/MariaDB.
+//!
+//! Queries are written once with `$n` placeholders; the [`Dialect`] turns them
+//! into what the engine expects and supplies the few expressions that differ.
+//! Each table's queries live beside the code that owns the table.
+
+mod dialect;
+mod migrate;
+
+pub use dialect::Dialect;
+
+use std::time::Duration;
+
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, AnyPool, Executor};
+
+/// A handle to the `main` database: a pool and the dialect spoken by it.
+///
+/// Cheap to clone; every clone shares the pool.
+#[derive(Clone, Debug)]
+pub struct Db {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+/// Database failures. Never shown to a client: callers map them to a generic
+/// server error and log the detail.
+pub type DbError = sqlx::Error;
+
+impl Db {
+    /// Connects to `url` (`sqlite://…`, `postgres://…`, `mysql://…`).
+    ///
+    /// SQLite connections run in WAL mode with a busy timeout, so concurrent
+    /// requests wait for each other instead of failing with "database is locked".
+    pub async fn connect(url: &str) -> Result<Self, DbError> {
+        sqlx::any::install_default_drivers();
+        let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
+        let mut options = AnyPoolOptions::new()
+            .max_connections(if dialect == Dialect::Sqlite { 8 } else { 16 })
+            .acquire_timeout(Duration::from_secs(10));
+        if dialect == Dialect::Sqlite {
+            options = options.after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute("PRAGMA journal_mode = WAL").await?;
+                    conn.execute("PRAGMA busy_timeout = 10000").await?;
+                    conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    conn.execute("PRAGMA foreign_keys = ON").await?;
+                    Ok(())
+                })
+            });
+        }
+        let pool = options.connect(url).await?;
+        Ok(Self { pool, dialect })
+    }
+
+    /// Runs the migration set of this dialect.
+    pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
+        migrate::run(self).await
+    }
+
+    /// The SQL dialect of this database.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The underlying pool.
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Prepares `sql` (written with `$n` placeholders) for this engine.
+    ///
+    /// ```ignore
+    /// db.query("SELECT id FROM users WHERE email = $1").bind(email).fetch_optional(db.pool())
+    /// ```
+    pub fn query<'q>(&self, sql: &'q str) -> Query<'q, Any, AnyArguments<'q>> {
+        sqlx::query(self.dialect.placeholders(sql))
+    }
+
+    /// Fetches at most one row.
+    pub async fn fetch_optional<'q>(
+        &self,
+        query: Query<'q, Any, AnyArguments<'q>>,
+    ) -> Result<Option<AnyRow>, DbError> {
+        query.fetch_optional(&self.pool).await
+    }
+
+    /// Runs a statement and answers how many rows it touched.
+    pub async fn execute<'q>(
+        &self,
+        query: Query<'q, Any, AnyArguments<'q>>,
+    ) -> Result<u64, DbError> {
+        Ok(query.execute(&self.pool).await?.rows_affected())
+    }
+}

@@ -1,0 +1,86 @@
+//! A syntactically valid, normalised e-mail address.
+
+use std::fmt;
+
+/// An e-mail address: trimmed, lower-cased, `local@domain` with a dotted or
+/// bracketed domain, at most 255 characters (the width of `users.email`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Email(String);
+
+impl Email {
+    /// Parses user input; `None` when it is not an address.
+    ///
+    /// ```
+    /// use gatehouse::domain::Email;
+    /// assert_eq!(Email::parse(" Ada@Example.ORG ").unwrap().as_str(), "ada@example.org");
+    /// assert!(Email::parse("ada@").is_none());
+    /// ```
+    pub fn parse(raw: &str) -> Option<Self> {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.chars().count() > 255 {
+            return None;
+        }
+        let (local, domain) = trimmed.rsplit_once('@')?;
+        let local_ok = !local.is_empty()
+            && local.len() <= 64
+            && !local.starts_with('.')
+            && !local.ends_with('.')
+            && !local.contains("..")
+            && local
+                .chars()
+                .all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
+        let domain_ok = !domain.is_empty()
+            && domain.contains('.')
+            && !domain.starts_with('.')
+            && !domain.ends_with('.')
+            && !domain.contains("..")
+            && domain
+                .split('.')
+                .all(|label| !label.is_empty() && !label.starts_with('-') && !label.ends_with('-'))
+            && domain
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '.');
+        (local_ok && domain_ok).then(|| Self(trimmed.to_lowercase()))
+    }
+
+    /// The normalised address.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Email {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Email;
+
+    #[test]
+    fn accepts_ordinary_addresses() {
+        for ok in ["a@b.co", "first.last+tag@sub.example.org", "Ünï@exämple.de"] {
+            assert!(Email::parse(ok).is_some(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn refuses_malformed_addresses() {
+        for bad in [
+            "",
+            "plain",
+            "@x.org",
+            "a@",
+            "a@b",
+            "a@.b.c",
+            "a b@c.org",
+            "a@@b.org",
+            "a..b@c.org",
+            "a@b..org",
+        ] {
+            assert!(Email::parse(bad).is_none(), "{bad}");
+        }
+    }
+}

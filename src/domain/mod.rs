@@ -1,0 +1,9 @@
+//! Values parsed once at the edge and trusted afterwards.
+
+mod email;
+mod password;
+mod token;
+
+pub use email::Email;
+pub use password::{Password, PasswordRejection, MAX_PASSWORD_CHARS};
+pub use token::{sha256_hex, SecretToken};

@@ -1,0 +1,64 @@
+//! A new password that satisfies the policy.
+
+use secrecy::{ExposeSecret, SecretString};
+
+/// The longest password accepted, in characters.
+pub const MAX_PASSWORD_CHARS: usize = 128;
+
+/// Why a proposed password was refused; each is its own validation code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PasswordRejection {
+    /// Shorter than `auth.password_min_length`.
+    TooShort,
+    /// Longer than 128 characters.
+    TooLong,
+    /// Among the most common passwords, or easily guessed.
+    TooCommon,
+}
+
+impl PasswordRejection {
+    /// The wire code (`min_length`, `max_length`, `too_common`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::TooShort => "min_length",
+            Self::TooLong => "max_length",
+            Self::TooCommon => "too_common",
+        }
+    }
+}
+
+/// A password that passed the policy, exactly as typed. It has no `Debug` or
+/// `Display`, so it cannot reach a log line.
+pub struct Password(SecretString);
+
+impl Password {
+    /// Checks a new password against the policy: `min_chars..=128` characters
+    /// (counted as typed, nothing trimmed) and a zxcvbn score of at least 3,
+    /// which also refuses every entry of zxcvbn's common-password lists.
+    /// `hints` (the e-mail, the name) count against the password.
+    ///
+    /// ```
+    /// use gatehouse::domain::{Password, PasswordRejection};
+    /// assert!(Password::parse("correct horse battery staple".into(), 12, &[]).is_ok());
+    /// assert_eq!(Password::parse("password1234".into(), 12, &[]).err(), Some(PasswordRejection::TooCommon));
+    /// ```
+    pub fn parse(raw: String, min_chars: usize, hints: &[&str]) -> Result<Self, PasswordRejection> {
+        let chars = raw.chars().count();
+        if chars < min_chars {
+            return Err(PasswordRejection::TooShort);
+        }
+        if chars > MAX_PASSWORD_CHARS {
+            return Err(PasswordRejection::TooLong);
+        }
+        let score = zxcvbn::zxcvbn(&raw, hints).score();
+        if (score as u8) < 3 {
+            return Err(PasswordRejection::TooCommon);
+        }
+        Ok(Self(SecretString::from(raw)))
+    }
+
+    /// The password, for hashing only.
+    pub fn expose(&self) -> &str {
+        self.0.expose_secret()
+    }
+}

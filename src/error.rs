@@ -1,0 +1,198 @@
+//! The one error type of the HTTP boundary and its mapping to the wire shapes.
+//!
+//! Handlers return `Result<_, AuthError>`; [`AuthError`]'s `Responder` is the
+//! only place that decides status codes and bodies. A JSON caller gets the JSON
+//! shape of DESIGN.md; a form post from a screen gets a 303 back to that screen
+//! with the message kept in the session's flash.
+
+use std::collections::BTreeMap;
+
+use rocket::http::{ContentType, Header, Status};
+use rocket::request::Request;
+use rocket::response::{self, Redirect, Responder};
+use rocket::serde::json::Json;
+use serde_json::{json, Value};
+
+use crate::session::Session;
+
+/// Validation codes per field, in the order they were found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldErrors(BTreeMap<String, Vec<String>>);
+
+impl FieldErrors {
+    /// No errors yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `code` against `field`.
+    pub fn add(&mut self, field: &str, code: &str) {
+        self.0
+            .entry(field.to_owned())
+            .or_default()
+            .push(code.to_owned());
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The codes as a JSON object `{field: [codes]}`.
+    pub fn to_json(&self) -> Value {
+        json!(self.0)
+    }
+
+    /// A single-field error set.
+    pub fn single(field: &str, code: &str) -> Self {
+        let mut errors = Self::new();
+        errors.add(field, code);
+        errors
+    }
+
+    /// `Ok(())` when empty, else a validation error carrying these codes.
+    pub fn into_result(self) -> Result<(), AuthError> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(AuthError::Validation(self))
+        }
+    }
+}
+
+/// Everything a Gatehouse endpoint can answer besides success.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// The body is not valid JSON or form data (400 `malformed_body`).
+    #[error("malformed request body")]
+    MalformedBody,
+    /// The body exceeds the configured limit (413).
+    #[error("request body too large")]
+    PayloadTooLarge,
+    /// Missing or malformed fields (422 `validation_failed`).
+    #[error("validation failed")]
+    Validation(FieldErrors),
+    /// Wrong email or password (422 `credentials_do_not_match`).
+    #[error("credentials do not match")]
+    Credentials,
+    /// Too many attempts for this key (429 `auth_throttle`).
+    #[error("too many attempts; retry in {retry_after} s")]
+    Throttled {
+        /// Seconds until the window closes.
+        retry_after: u64,
+    },
+    /// The caller is not signed in (401 `unauthenticated`).
+    #[error("unauthenticated")]
+    Unauthenticated,
+    /// `POST /auth/intents/<kind>` for a kind that does not exist (404).
+    #[error("unknown intent")]
+    UnknownIntent,
+    /// The host bound no `OrgSetupHandler` (500 `org_setup_handler_missing`).
+    #[error("no org-setup handler is bound")]
+    OrgSetupHandlerMissing,
+    /// A database failure; the detail is logged, never sent.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Any other server-side failure; the detail is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AuthError {
+    /// HTTP status of this error.
+    pub fn status(&self) -> Status {
+        match self {
+            Self::MalformedBody => Status::BadRequest,
+            Self::PayloadTooLarge => Status::PayloadTooLarge,
+            Self::Validation(_) | Self::Credentials => Status::UnprocessableEntity,
+            Self::Throttled { .. } => Status::TooManyRequests,
+            Self::Unauthenticated => Status::Unauthorized,
+            Self::UnknownIntent => Status::NotFound,
+            Self::OrgSetupHandlerMissing | Self::Database(_) | Self::Internal(_) => {
+                Status::InternalServerError
+            }
+        }
+    }
+
+    /// The JSON body of DESIGN.md's wire table.
+    pub fn body(&self) -> Value {
+        match self {
+            Self::MalformedBody => json!({"message": "malformed_body"}),
+            Self::PayloadTooLarge => json!({"message": "payload_too_large"}),
+            Self::Validation(errors) => {
+                json!({"message": "validation_failed", "errors": errors.to_json()})
+            }
+            Self::Credentials => json!({
+                "message": "credentials_do_not_match",
+                "errors": {"email": ["credentials_do_not_match"]}
+            }),
+            Self::Throttled { retry_after } => json!({
+                "message": "auth_throttle",
+                "errors": {"email": ["auth_throttle"]},
+                "retry_after": retry_after
+            }),
+            Self::Unauthenticated => json!({"message": "unauthenticated"}),
+            Self::UnknownIntent => json!({"message": "unknown_intent"}),
+            Self::OrgSetupHandlerMissing => json!({"message": "org_setup_handler_missing"}),
+            Self::Database(_) | Self::Internal(_) => json!({"message": "server_error"}),
+        }
+    }
+}
+
+/// Whether the request came from a screen's form rather than a script.
+pub fn is_form_post(req: &Request<'_>) -> bool {
+    req.content_type().is_some_and(|ct| ct.is_form())
+}
+
+/// The screen a form post to `path` came from, to send errors back to.
+fn screen_of(req: &Request<'_>) -> Option<String> {
+    let path = req.uri().path();
+    match path.as_str() {
+        "/auth/login" => Some("/login".into()),
+        "/auth/forgot-password" => Some("/login/forgot-password".into()),
+        "/auth/intents/org-setup" => Some("/login/org-setup".into()),
+        _ => req
+            .headers()
+            .get_one("Referer")
+            .and_then(|r| url::Url::parse(r).ok())
+            .filter(|r| r.path().starts_with("/login/"))
+            .map(|r| r.path().to_owned()),
+    }
+}
+
+impl<'r> Responder<'r, 'static> for AuthError {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        match &self {
+            Self::Database(e) => tracing::error!(error = %e, path = %req.uri(), "database failure"),
+            Self::Internal(e) => tracing::error!(error = %e, path = %req.uri(), "internal failure"),
+            Self::OrgSetupHandlerMissing => tracing::error!(
+                "POST /auth/intents/org-setup: no OrgSetupHandler is bound; call Gatehouse::org_setup"
+            ),
+            _ => {}
+        }
+        let retry_after = match &self {
+            Self::Throttled { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        let to_screen = matches!(
+            self,
+            Self::Validation(_) | Self::Credentials | Self::Throttled { .. }
+        );
+        if to_screen && is_form_post(req) {
+            if let Some(screen) = screen_of(req) {
+                if let Some(session) = Session::cached(req) {
+                    session.set_flash(self.body());
+                }
+                return Redirect::to(screen).respond_to(req);
+            }
+        }
+        let mut response = response::Response::build_from(Json(self.body()).respond_to(req)?)
+            .status(self.status())
+            .header(ContentType::JSON)
+            .finalize();
+        if let Some(seconds) = retry_after {
+            response.set_header(Header::new("Retry-After", seconds.to_string()));
+        }
+        Ok(response)
+    }
+}

@@ -1,0 +1,199 @@
+//! The fairing a host attaches: `rocket::build().attach(Gatehouse::new())`.
+//!
+//! On ignite it reads and validates the configuration, connects to and
+//! migrates the database, checks the host's named routes, mounts Gatehouse's
+//! routes and catchers and manages [`GatehouseState`]. On every response it
+//! writes the session back and adds the screen headers.
+
+use std::sync::Arc;
+
+use rocket::fairing::{self, Fairing, Info, Kind};
+use rocket::fs::NamedFile;
+use rocket::{catch, catchers, get, routes, Build, Request, Response, Rocket, State};
+
+use crate::auth::{self, PasswordHasher, Throttle};
+use crate::config::Settings;
+use crate::db::Db;
+use crate::error::AuthError;
+use crate::events::{AuthEventListener, Events};
+use crate::intents::{self, DefaultDispenser, IntentDispenser, OrgSetupHandler};
+use crate::screens;
+use crate::security::{is_screen_path, screen_headers};
+use crate::session::{wants_html, Session};
+use crate::state::{GatehouseState, HostRoutes};
+
+/// The Gatehouse add-on, configured by the host before attaching.
+///
+/// ```no_run
+/// use gatehouse::Gatehouse;
+/// use rocket::{get, routes};
+///
+/// #[get("/")]
+/// fn home() -> &'static str { "home" }
+/// #[get("/dashboard")]
+/// fn dashboard(user: gatehouse::AuthUser) -> String { user.email }
+///
+/// #[rocket::launch]
+/// fn rocket() -> _ {
+///     rocket::build().mount("/", routes![home, dashboard]).attach(Gatehouse::new())
+/// }
+/// ```
+#[derive(Default)]
+pub struct Gatehouse {
+    dispenser: Option<Arc<dyn IntentDispenser>>,
+    org_setup: Option<Arc<dyn OrgSetupHandler>>,
+    events: Events,
+}
+
+/// A named route the host must provide is missing.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("Gatehouse needs a route named `{0}` (a handler function called `{0}`); mount one before attaching Gatehouse")]
+pub struct MissingRoute(pub &'static str);
+
+impl Gatehouse {
+    /// The add-on with the default dispenser and no org-setup handler.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds the host's intent dispenser.
+    pub fn dispenser(mut self, dispenser: impl IntentDispenser) -> Self {
+        self.dispenser = Some(Arc::new(dispenser));
+        self
+    }
+
+    /// Binds the host's org-setup handler.
+    pub fn org_setup(mut self, handler: impl OrgSetupHandler) -> Self {
+        self.org_setup = Some(Arc::new(handler));
+        self
+    }
+
+    /// Adds a listener for authentication events.
+    pub fn listener(mut self, listener: impl AuthEventListener) -> Self {
+        self.events.push(Arc::new(listener));
+        self
+    }
+
+    /// Finds the host's named routes; `home` and `dashboard` are required.
+    pub fn host_routes(rocket: &Rocket<Build>) -> Result<HostRoutes, MissingRoute> {
+        let path_of = |name: &str| {
+            rocket
+                .routes()
+                .find(|r| r.name.as_deref() == Some(name) && r.method == rocket::http::Method::Get)
+                .map(|r| r.uri.path().to_string())
+        };
+        Ok(HostRoutes {
+            home: path_of("home").ok_or(MissingRoute("home"))?,
+            dashboard: path_of("dashboard").ok_or(MissingRoute("dashboard"))?,
+            terms: path_of("terms"),
+            privacy: path_of("privacy"),
+            cookies: path_of("cookies"),
+        })
+    }
+
+    async fn build_state(&self, rocket: &Rocket<Build>) -> Result<GatehouseState, String> {
+        let routes = Self::host_routes(rocket).map_err(|e| e.to_string())?;
+        let settings = Settings::from_figment(rocket.figment()).map_err(|e| e.to_string())?;
+        let db = Db::connect(&settings.database_url)
+            .await
+            .map_err(|e| format!("cannot open database `databases.main.url`: {e}"))?;
+        db.migrate()
+            .await
+            .map_err(|e| format!("database migration failed: {e}"))?;
+        let auth = &settings.auth;
+        Ok(GatehouseState {
+            hasher: PasswordHasher::new(auth.hash),
+            throttle: Throttle::new(
+                db.clone(),
+                "login",
+                auth.throttle_attempts,
+                auth.throttle_window_seconds,
+            ),
+            settings: Arc::new(settings),
+            db,
+            events: self.events.clone(),
+            dispenser: self
+                .dispenser
+                .clone()
+                .unwrap_or_else(|| Arc::new(DefaultDispenser)),
+            org_setup: self.org_setup.clone(),
+            routes,
+        })
+    }
+}
+
+#[rocket::async_trait]
+impl Fairing for Gatehouse {
+    fn info(&self) -> Info {
+        Info {
+            name: "Gatehouse",
+            kind: Kind::Ignite | Kind::Response,
+        }
+    }
+
+    async fn on_ignite(&self, rocket: Rocket<Build>) -> fairing::Result {
+        match self.build_state(&rocket).await {
+            Ok(state) => Ok(rocket
+                .manage(state)
+                .mount(
+                    "/",
+                    routes![
+                        auth::login::login,
+                        auth::login::login_signed_in,
+                        auth::logout::logout,
+                        intents::routes::org_setup,
+                        intents::routes::unknown,
+                        screens::login,
+                        screens::login_signed_in,
+                        screens::org_setup,
+                        screens::logout_confirm,
+                        logo,
+                    ],
+                )
+                .register("/", catchers![unauthorized, forbidden, server_error])),
+            Err(message) => {
+                tracing::error!("Gatehouse cannot start: {message}");
+                eprintln!("Gatehouse cannot start: {message}");
+                Err(rocket)
+            }
+        }
+    }
+
+    async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
+        if let (Some(session), Some(gh)) = (Session::cached(req), GatehouseState::of(req)) {
+            if let Err(e) = session.persist(gh, res).await {
+                tracing::error!(error = %e, "session could not be saved");
+            }
+        }
+        if is_screen_path(req.uri().path().as_str()) {
+            screen_headers(res);
+        }
+    }
+}
+
+/// The host's logo, when `<public_dir>/assets/ci/logo-full.svg` exists.
+#[get("/assets/ci/logo-full.svg")]
+async fn logo(gh: &State<GatehouseState>) -> Option<NamedFile> {
+    NamedFile::open(gh.settings.public_dir.join("assets/ci/logo-full.svg"))
+        .await
+        .ok()
+}
+
+#[catch(401)]
+fn unauthorized(req: &Request<'_>) -> Result<rocket::response::Redirect, AuthError> {
+    if wants_html(req) {
+        Ok(rocket::response::Redirect::to("/login"))
+    } else {
+        Err(AuthError::Unauthenticated)
+    }
+}
+
+#[catch(403)]
+fn forbidden() -> rocket::serde::json::Value {
+    rocket::serde::json::json!({"message": "cross_origin"})
+}
+
+#[catch(500)]
+fn server_error() -> rocket::serde::json::Value {
+    rocket::serde::json::json!({"message": "server_error"})
+}

@@ -1,0 +1,266 @@
+//! The `gatehouse` command line. Every command reads the same configuration
+//! as the server (Rocket.toml, `ROCKET_CONFIG`, `ROCKET_PROFILE`, `ROCKET_*`).
+
+use std::io::{BufRead, IsTerminal};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use secrecy::SecretString;
+
+use crate::auth::users::{self, CreateUserError};
+use crate::auth::PasswordHasher;
+use crate::db::Db;
+use crate::domain::{Email, Password, SecretToken};
+use crate::Settings;
+
+/// Gatehouse reference host.
+#[derive(Debug, Parser)]
+#[command(
+    name = "gatehouse",
+    version,
+    about = "Sign-in, sessions and OData for Rocket applications"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Start the server (the default).
+    Serve,
+    /// Manage user accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage API tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Apply database migrations and exit.
+    Migrate,
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Create an account.
+    Add {
+        /// E-mail address (sign-in name).
+        email: String,
+        /// Display name (defaults to the part before `@`).
+        #[arg(long)]
+        name: Option<String>,
+        /// Read the password from one line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Replace an account's password.
+    SetPassword {
+        /// E-mail address of the account.
+        email: String,
+        /// Read the password from one line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Create a personal access token; it is printed once, on the last line.
+    Create {
+        /// E-mail address of the account the token acts for.
+        email: String,
+        /// A label to recognise the token by.
+        #[arg(long)]
+        name: String,
+    },
+}
+
+/// A failed command: the message goes to standard error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct CliError(String);
+
+impl From<sqlx::Error> for CliError {
+    fn from(e: sqlx::Error) -> Self {
+        CliError(format!("database error: {e}"))
+    }
+}
+
+/// Runs the command line; the exit code is non-zero on any failure.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(),
+        command => {
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => return fail(CliError(e.to_string())),
+            };
+            match runtime.block_on(run(command)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        }
+    }
+}
+
+fn fail(e: CliError) -> ExitCode {
+    eprintln!("error: {e}");
+    ExitCode::FAILURE
+}
+
+fn serve() -> ExitCode {
+    init_tracing();
+    match rocket::execute(super::rocket(rocket::Config::figment()).launch()) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: the server could not start: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
+}
+
+async fn open() -> Result<(Settings, Db), CliError> {
+    let settings =
+        Settings::from_figment(&rocket::Config::figment()).map_err(|e| CliError(e.to_string()))?;
+    let db = Db::connect(&settings.database_url)
+        .await
+        .map_err(|e| CliError(format!("cannot open database `databases.main.url`: {e}")))?;
+    db.migrate()
+        .await
+        .map_err(|e| CliError(format!("database migration failed: {e}")))?;
+    Ok((settings, db))
+}
+
+fn parse_email(raw: &str) -> Result<Email, CliError> {
+    Email::parse(raw).ok_or_else(|| CliError(format!("`{raw}` is not an e-mail address")))
+}
+
+fn read_password(from_stdin: bool) -> Result<String, CliError> {
+    if from_stdin || !std::io::stdin().is_terminal() {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| CliError(format!("cannot read the password: {e}")))?;
+        let line = line.strip_suffix('\n').unwrap_or(&line);
+        return Ok(line.strip_suffix('\r').unwrap_or(line).to_owned());
+    }
+    let first = rpassword::prompt_password("Password: ").map_err(|e| CliError(e.to_string()))?;
+    let again =
+        rpassword::prompt_password("Repeat password: ").map_err(|e| CliError(e.to_string()))?;
+    if first != again {
+        return Err(CliError("the passwords do not match".into()));
+    }
+    Ok(first)
+}
+
+async fn checked_hash(
+    settings: &Settings,
+    raw: String,
+    hints: &[&str],
+) -> Result<String, CliError> {
+    let min = settings.auth.password_min_length;
+    let password = Password::parse(raw, min, hints).map_err(|rejection| {
+        CliError(match rejection.code() {
+            "min_length" => format!("the password must have at least {min} characters"),
+            "max_length" => "the password must have at most 128 characters".into(),
+            _ => "the password is too common or too easy to guess".into(),
+        })
+    })?;
+    PasswordHasher::new(settings.auth.hash)
+        .hash(&SecretString::from(password.expose().to_owned()))
+        .await
+        .map_err(CliError)
+}
+
+async fn run(command: Command) -> Result<(), CliError> {
+    match command {
+        Command::Serve => unreachable!("handled before the runtime starts"),
+        Command::Migrate => {
+            open().await?;
+            println!("migrations applied");
+        }
+        Command::User(UserCommand::Add {
+            email,
+            name,
+            password_stdin,
+        }) => {
+            let email = parse_email(&email)?;
+            let name = name.unwrap_or_else(|| {
+                email
+                    .as_str()
+                    .split('@')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            });
+            if name.trim().is_empty() || name.chars().count() > 255 {
+                return Err(CliError("the name must have 1 to 255 characters".into()));
+            }
+            let (settings, db) = open().await?;
+            if users::find_by_email(&db, &email).await?.is_some() {
+                return Err(CliError(format!(
+                    "a user with email {email} already exists"
+                )));
+            }
+            let hash = checked_hash(
+                &settings,
+                read_password(password_stdin)?,
+                &[email.as_str(), &name],
+            )
+            .await?;
+            let id = users::create(&db, &name, &email, &hash)
+                .await
+                .map_err(|e| match e {
+                    CreateUserError::Duplicate => {
+                        CliError(format!("a user with email {email} already exists"))
+                    }
+                    CreateUserError::Database(e) => e.into(),
+                })?;
+            println!("user {id} created: {email}");
+        }
+        Command::User(UserCommand::SetPassword {
+            email,
+            password_stdin,
+        }) => {
+            let email = parse_email(&email)?;
+            let (settings, db) = open().await?;
+            let user = users::find_by_email(&db, &email)
+                .await?
+                .ok_or_else(|| CliError(format!("no user with email {email}")))?;
+            let hash = checked_hash(
+                &settings,
+                read_password(password_stdin)?,
+                &[email.as_str(), &user.name],
+            )
+            .await?;
+            users::set_password_hash(&db, user.id, &hash).await?;
+            users::rotate_remember_token(&db, user.id).await?;
+            println!("password changed for {email}");
+        }
+        Command::Token(TokenCommand::Create { email, name }) => {
+            let email = parse_email(&email)?;
+            if name.trim().is_empty() || name.chars().count() > 255 {
+                return Err(CliError("--name must have 1 to 255 characters".into()));
+            }
+            let (_, db) = open().await?;
+            let user = users::find_by_email(&db, &email)
+                .await?
+                .ok_or_else(|| CliError(format!("no user with email {email}")))?;
+            let token = SecretToken::generate();
+            crate::auth::tokens::create(&db, user.id, &name, &token).await?;
+            println!("token \"{name}\" created for {email}; it is shown only once:");
+            println!("{}", token.expose());
+        }
+    }
+    Ok(())
+}

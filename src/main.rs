@@ -1,0 +1,5 @@
+//! `gatehouse`: the reference host and its command line.
+
+fn main() -> std::process::ExitCode {
+    gatehouse::host::cli::main()
+}

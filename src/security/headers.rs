@@ -1,0 +1,28 @@
+//! Security headers on every screen and auth endpoint.
+
+use rocket::http::Header;
+use rocket::Response;
+
+/// The content security policy of the screens: only our own scripts, styles
+/// and images; no framing; forms post only to us.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// Whether `path` belongs to Gatehouse's screens or auth endpoints.
+pub fn is_screen_path(path: &str) -> bool {
+    ["/login", "/logout", "/auth/", "/password/"]
+        .iter()
+        .any(|prefix| path == prefix.trim_end_matches('/') || path.starts_with(prefix))
+}
+
+/// Adds the screen headers to `response`.
+pub fn screen_headers(response: &mut Response<'_>) {
+    response.set_header(Header::new("Referrer-Policy", "no-referrer"));
+    response.set_header(Header::new(
+        "Content-Security-Policy",
+        CONTENT_SECURITY_POLICY,
+    ));
+    response.set_header(Header::new("X-Content-Type-Options", "nosniff"));
+    response.set_header(Header::new("Cache-Control", "no-store"));
+    response.set_header(Header::new("X-Frame-Options", "DENY"));
+}

@@ -1,0 +1,88 @@
+//! Request guards: who may call a route.
+//!
+//! A handler that takes [`AuthUser`] cannot run for a guest: a browser asking
+//! for a page is sent to `/login` (and comes back here after signing in), a
+//! script gets 401 `{"message":"unauthenticated"}`. A handler that takes
+//! [`Guest`] does not run for a signed-in user; Gatehouse's guest-only routes
+//! have a fallback that sends such a browser to `dashboard`.
+
+use rocket::http::{Method, Status};
+use rocket::request::{FromRequest, Outcome, Request};
+use serde_json::Value;
+
+use super::{wants_html, Session, INTENDED_KEY};
+use crate::auth::users;
+use crate::error::AuthError;
+use crate::state::GatehouseState;
+
+/// The signed-in user of this request.
+#[derive(Debug, Clone)]
+pub struct AuthUser {
+    /// `users.id`.
+    pub id: i64,
+    /// Display name.
+    pub name: String,
+    /// E-mail address.
+    pub email: String,
+}
+
+async fn current_user(req: &Request<'_>) -> Result<Option<AuthUser>, AuthError> {
+    let session = Session::of(req).await?;
+    let Some(id) = session.user_id() else {
+        return Ok(None);
+    };
+    let Some(gh) = GatehouseState::of(req) else {
+        return Ok(None);
+    };
+    Ok(users::find_by_id(&gh.db, id).await?.map(|u| AuthUser {
+        id: u.id,
+        name: u.name,
+        email: u.email,
+    }))
+}
+
+/// The signed-in user, looked up once per request.
+async fn resolve<'r>(req: &'r Request<'_>) -> &'r Result<Option<AuthUser>, String> {
+    req.local_cache_async(async { current_user(req).await.map_err(|e| e.to_string()) })
+        .await
+}
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for AuthUser {
+    type Error = AuthError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        match resolve(req).await {
+            Ok(Some(user)) => Outcome::Success(user.clone()),
+            Ok(None) => {
+                if req.method() == Method::Get && wants_html(req) {
+                    if let (Some(session), Some(gh)) =
+                        (Session::cached(req), GatehouseState::of(req))
+                    {
+                        let target = gh.settings.absolute(&req.uri().to_string());
+                        session.insert(INTENDED_KEY, Value::String(target));
+                    }
+                }
+                Outcome::Error((Status::Unauthorized, AuthError::Unauthenticated))
+            }
+            Err(e) => Outcome::Error((Status::InternalServerError, AuthError::Internal(e.clone()))),
+        }
+    }
+}
+
+/// A caller who is not signed in. Forwards (to the signed-in fallback) otherwise.
+#[derive(Debug, Clone, Copy)]
+pub struct Guest;
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for Guest {
+    type Error = AuthError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        match resolve(req).await {
+            Ok(Some(_)) => Outcome::Forward(Status::SeeOther),
+            Ok(None) => Outcome::Success(Guest),
+            Err(e) => Outcome::Error((Status::InternalServerError, AuthError::Internal(e.clone()))),
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! Server-side sessions.
+//!
+//! The browser holds a random 256-bit id in an HttpOnly cookie; the database
+//! holds its SHA-256 with the user id and a JSON payload. A [`Session`] is
+//! loaded at most once per request (on first use by a guard), changed in
+//! memory, and written back by the Gatehouse fairing when the response leaves,
+//! so catchers and handlers alike can change it. Signing in regenerates the id
+//! (the pre-login id stops working); expiry is idle (`session.idle_minutes`)
+//! and absolute (`session.absolute_hours`).
+
+mod cookies;
+mod guards;
+mod remember;
+pub mod store;
+
+pub use cookies::session_cookie_name;
+pub use guards::{AuthUser, Guest};
+pub use remember::{forget as forget_remembered, remember, REMEMBER_COOKIE};
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use rocket::request::{FromRequest, Outcome, Request};
+use rocket::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::clock::unix_now;
+use crate::db::DbError;
+use crate::domain::{sha256_hex, SecretToken};
+use crate::security::ClientIp;
+use crate::state::GatehouseState;
+
+/// Session key holding the URL to return to after signing in.
+pub const INTENDED_KEY: &str = "url.intended";
+const FLASH_KEY: &str = "flash";
+/// Activity is written back at most this often (seconds) when nothing changed.
+const TOUCH_INTERVAL: i64 = 60;
+
+/// The JSON kept in `sessions.payload`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Payload {
+    created_at: i64,
+    #[serde(default)]
+    data: Map<String, Value>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Cookie value of the session as the client knows it.
+    id: Option<String>,
+    user_id: Option<i64>,
+    payload: Payload,
+    dirty: bool,
+    touch: bool,
+    /// Cookie value of a row that regeneration or expiry made obsolete.
+    obsolete: Option<String>,
+    destroyed: bool,
+    ip: String,
+    user_agent: Option<String>,
+}
+
+/// The current request's session; clones share it.
+#[derive(Clone, Debug, Default)]
+pub struct Session(Arc<Mutex<State>>);
+
+#[derive(Default)]
+struct Slot(OnceLock<Session>);
+
+impl Session {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The session of `req` if a guard already loaded it.
+    pub fn cached(req: &Request<'_>) -> Option<Session> {
+        req.local_cache(Slot::default).0.get().cloned()
+    }
+
+    /// Loads (once) the session of `req`.
+    pub async fn of(req: &Request<'_>) -> Result<Session, DbError> {
+        if let Some(found) = Self::cached(req) {
+            return Ok(found);
+        }
+        let Some(state) = GatehouseState::of(req) else {
+            return Ok(Session::default());
+        };
+        let loaded = load(req, state).await?;
+        let slot = req.local_cache(Slot::default);
+        Ok(slot.0.get_or_init(|| loaded).clone())
+    }
+
+    /// The signed-in user's id, if any.
+    pub fn user_id(&self) -> Option<i64> {
+        self.lock().user_id
+    }
+
+    /// A value from the session data.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.lock().payload.data.get(key).cloned()
+    }
+
+    /// Stores a value in the session data.
+    pub fn insert(&self, key: &str, value: Value) {
+        let mut s = self.lock();
+        s.payload.data.insert(key.to_owned(), value);
+        s.dirty = true;
+    }
+
+    /// Removes and returns a value from the session data.
+    pub fn remove(&self, key: &str) -> Option<Value> {
+        let mut s = self.lock();
+        let value = s.payload.data.remove(key);
+        s.dirty |= value.is_some();
+        value
+    }
+
+    /// Keeps a message for the next screen.
+    pub fn set_flash(&self, value: Value) {
+        self.insert(FLASH_KEY, value);
+    }
+
+    /// Takes the message left for this screen.
+    pub fn take_flash(&self) -> Option<Value> {
+        self.remove(FLASH_KEY)
+    }
+
+    /// Signs `user_id` in: a fresh id replaces the current one, the data stays.
+    pub fn sign_in(&self, user_id: i64) {
+        let mut s = self.lock();
+        s.obsolete = s.id.take();
+        s.user_id = Some(user_id);
+        s.payload.created_at = unix_now();
+        s.dirty = true;
+        s.destroyed = false;
+    }
+
+    /// Ends the session: the row is deleted and the cookie expired.
+    pub fn destroy(&self) {
+        let mut s = self.lock();
+        s.destroyed = true;
+        s.user_id = None;
+        s.payload.data.clear();
+    }
+
+    /// Writes changes back and sets or clears the cookie on `response`.
+    pub async fn persist(
+        &self,
+        gh: &GatehouseState,
+        response: &mut Response<'_>,
+    ) -> Result<(), DbError> {
+        let (op, cookie) = {
+            let mut s = self.lock();
+            let obsolete = s.obsolete.take();
+            if s.destroyed {
+                let id = s.id.take();
+                s.destroyed = false;
+                let cookie = Some(cookies::removal(gh));
+                (Op::Delete(id.into_iter().chain(obsolete).collect()), cookie)
+            } else if s.dirty {
+                s.dirty = false;
+                let fresh = s.id.is_none();
+                let id =
+                    s.id.get_or_insert_with(|| SecretToken::generate().expose().to_owned())
+                        .clone();
+                let cookie = fresh.then(|| cookies::issue(gh, &id));
+                let payload = serde_json::to_string(&s.payload).unwrap_or_else(|_| "{}".into());
+                (
+                    Op::Save {
+                        id,
+                        user_id: s.user_id,
+                        payload,
+                        ip: s.ip.clone(),
+                        user_agent: s.user_agent.clone(),
+                        obsolete,
+                    },
+                    cookie,
+                )
+            } else if s.touch {
+                s.touch = false;
+                (s.id.clone().map(Op::Touch).unwrap_or(Op::Nothing), None)
+            } else {
+                (
+                    obsolete.map(|o| Op::Delete(vec![o])).unwrap_or(Op::Nothing),
+                    None,
+                )
+            }
+        };
+        if let Some(cookie) = cookie {
+            response.adjoin_header(cookie);
+        }
+        let db = &gh.db;
+        match op {
+            Op::Nothing => Ok(()),
+            Op::Touch(id) => store::touch(db, &sha256_hex(&id), unix_now()).await,
+            Op::Delete(ids) => {
+                for id in ids {
+                    store::delete(db, &sha256_hex(&id)).await?;
+                }
+                Ok(())
+            }
+            Op::Save {
+                id,
+                user_id,
+                payload,
+                ip,
+                user_agent,
+                obsolete,
+            } => {
+                store::save(
+                    db,
+                    store::SessionRow {
+                        id_hash: &sha256_hex(&id),
+                        user_id,
+                        ip_address: &ip,
+                        user_agent: user_agent.as_deref(),
+                        payload: &payload,
+                        last_activity: unix_now(),
+                    },
+                )
+                .await?;
+                if let Some(old) = obsolete {
+                    store::delete(db, &sha256_hex(&old)).await?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+enum Op {
+    Nothing,
+    Touch(String),
+    Delete(Vec<String>),
+    Save {
+        id: String,
+        user_id: Option<i64>,
+        payload: String,
+        ip: String,
+        user_agent: Option<String>,
+        obsolete: Option<String>,
+    },
+}
+
+async fn load(req: &Request<'_>, gh: &GatehouseState) -> Result<Session, DbError> {
+    let now = unix_now();
+    let session = &gh.settings.session;
+    let mut state = State {
+        ip: ClientIp::of(req, &gh.settings).to_string(),
+        user_agent: req
+            .headers()
+            .get_one("User-Agent")
+            .map(|ua| ua.chars().take(512).collect()),
+        payload: Payload {
+            created_at: now,
+            data: Map::new(),
+        },
+        ..State::default()
+    };
+    if let Some(id) = req
+        .cookies()
+        .get(&session_cookie_name(&gh.settings))
+        .map(|c| c.value().to_owned())
+    {
+        if let Some(found) = store::find(&gh.db, &sha256_hex(&id)).await? {
+            let payload: Payload = serde_json::from_str(&found.payload).unwrap_or_default();
+            let idle_ok = now - found.last_activity < i64::from(session.idle_minutes) * 60;
+            let absolute_ok = now - payload.created_at < i64::from(session.absolute_hours) * 3600;
+            if idle_ok && absolute_ok {
+                state.touch = now - found.last_activity >= TOUCH_INTERVAL;
+                state.id = Some(id);
+                state.user_id = found.user_id;
+                state.payload = payload;
+            } else {
+                // Expired: the row goes, the client gets a new id if anything is stored.
+                store::delete(&gh.db, &sha256_hex(&id)).await?;
+            }
+        }
+    }
+    let handle = Session(Arc::new(Mutex::new(state)));
+    if handle.user_id().is_none() {
+        if let Some(user_id) = remember::recall(req, gh).await? {
+            handle.sign_in(user_id);
+        }
+    }
+    Ok(handle)
+}
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for Session {
+    type Error = crate::error::AuthError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        match Session::of(req).await {
+            Ok(session) => Outcome::Success(session),
+            Err(e) => {
+                tracing::error!(error = %e, "session could not be loaded");
+                Outcome::Error((rocket::http::Status::InternalServerError, e.into()))
+            }
+        }
+    }
+}
+
+/// Whether the caller prefers an HTML page (a browser) to JSON.
+pub(crate) fn wants_html(req: &Request<'_>) -> bool {
+    req.accept()
+        .map(|accept| accept.preferred().media_type().is_html())
+        .unwrap_or(false)
+}

@@ -1,0 +1,50 @@
+//! Remember-me: a long-lived private (encrypted, authenticated) cookie holding
+//! `user_id|remember_token`. Rotating `users.remember_token` (on logout and on
+//! password reset) voids every such cookie at once.
+
+use rocket::http::{Cookie, CookieJar, SameSite};
+use rocket::request::Request;
+use rocket::time::Duration;
+use subtle::ConstantTimeEq;
+
+use crate::auth::users;
+use crate::db::DbError;
+use crate::state::GatehouseState;
+
+/// Name of the remember-me cookie.
+pub const REMEMBER_COOKIE: &str = "gatehouse_remember";
+
+/// The user a valid remember cookie names, if any.
+pub(super) async fn recall(req: &Request<'_>, gh: &GatehouseState) -> Result<Option<i64>, DbError> {
+    let Some(cookie) = req.cookies().get_private(REMEMBER_COOKIE) else {
+        return Ok(None);
+    };
+    let Some((id, token)) = cookie.value().split_once('|') else {
+        return Ok(None);
+    };
+    let Ok(user_id) = id.parse::<i64>() else {
+        return Ok(None);
+    };
+    let stored = users::remember_token(&gh.db, user_id).await?;
+    Ok(stored
+        .filter(|stored| {
+            !stored.is_empty() && bool::from(stored.as_bytes().ct_eq(token.as_bytes()))
+        })
+        .map(|_| user_id))
+}
+
+/// Issues the remember cookie for `user_id`, bound to its current token.
+pub fn remember(jar: &CookieJar<'_>, gh: &GatehouseState, user_id: i64, token: &str) {
+    let cookie = Cookie::build((REMEMBER_COOKIE, format!("{user_id}|{token}")))
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .path("/")
+        .secure(gh.settings.is_https())
+        .max_age(Duration::days(i64::from(gh.settings.session.remember_days)));
+    jar.add_private(cookie);
+}
+
+/// Drops the remember cookie from the browser.
+pub fn forget(jar: &CookieJar<'_>) {
+    jar.remove_private(Cookie::build(REMEMBER_COOKIE).path("/"));
+}

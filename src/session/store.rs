@@ -1,0 +1,117 @@
+//! The `sessions` table (Laravel's shape). Rows are keyed by the SHA-256 of the
+//! cookie value, so a leaked table names no live session.
+
+use sqlx::Row;
+
+use crate::db::{Db, DbError};
+
+/// A stored session as read back.
+#[derive(Debug, Clone)]
+pub struct StoredSession {
+    /// Signed-in user, if any.
+    pub user_id: Option<i64>,
+    /// JSON payload (`created_at`, `data`).
+    pub payload: String,
+    /// Unix seconds of the last request that touched it.
+    pub last_activity: i64,
+}
+
+/// One session row to write.
+pub struct SessionRow<'a> {
+    /// SHA-256 hex of the cookie value.
+    pub id_hash: &'a str,
+    /// Signed-in user, if any.
+    pub user_id: Option<i64>,
+    /// Client address.
+    pub ip_address: &'a str,
+    /// Client `User-Agent`.
+    pub user_agent: Option<&'a str>,
+    /// JSON payload.
+    pub payload: &'a str,
+    /// Unix seconds.
+    pub last_activity: i64,
+}
+
+/// Reads the session stored under `id_hash`.
+pub async fn find(db: &Db, id_hash: &str) -> Result<Option<StoredSession>, DbError> {
+    let row = db
+        .fetch_optional(
+            db.query("SELECT user_id, payload, last_activity FROM sessions WHERE id = $1")
+                .bind(id_hash.to_owned()),
+        )
+        .await?;
+    row.map(|row| {
+        Ok(StoredSession {
+            user_id: row.try_get("user_id")?,
+            payload: row.try_get("payload")?,
+            last_activity: row.try_get("last_activity")?,
+        })
+    })
+    .transpose()
+}
+
+/// Inserts or replaces a session row.
+pub async fn save(db: &Db, row: SessionRow<'_>) -> Result<(), DbError> {
+    let d = db.dialect();
+    let sql = format!(
+        "INSERT INTO sessions (id, user_id, ip_address, user_agent, payload, last_activity) \
+         VALUES ($1, $2, $3, $4, $5, $6) {} user_id = {}, ip_address = {}, user_agent = {}, \
+         payload = {}, last_activity = {}",
+        d.upsert("id"),
+        d.excluded("user_id"),
+        d.excluded("ip_address"),
+        d.excluded("user_agent"),
+        d.excluded("payload"),
+        d.excluded("last_activity"),
+    );
+    db.execute(
+        sqlx::query(d.placeholders(&sql))
+            .bind(row.id_hash.to_owned())
+            .bind(row.user_id)
+            .bind(row.ip_address.to_owned())
+            .bind(row.user_agent.map(str::to_owned))
+            .bind(row.payload.to_owned())
+            .bind(row.last_activity),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Records activity without rewriting the payload.
+pub async fn touch(db: &Db, id_hash: &str, now: i64) -> Result<(), DbError> {
+    db.execute(
+        db.query("UPDATE sessions SET last_activity = $1 WHERE id = $2")
+            .bind(now)
+            .bind(id_hash.to_owned()),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Deletes one session.
+pub async fn delete(db: &Db, id_hash: &str) -> Result<(), DbError> {
+    db.execute(
+        db.query("DELETE FROM sessions WHERE id = $1")
+            .bind(id_hash.to_owned()),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Ends every session of a user.
+pub async fn delete_for_user(db: &Db, user_id: i64) -> Result<u64, DbError> {
+    db.execute(
+        db.query("DELETE FROM sessions WHERE user_id = $1")
+            .bind(user_id),
+    )
+    .await
+}
+
+/// Removes sessions idle for longer than `idle_seconds`.
+pub async fn sweep(db: &Db, now: i64, idle_seconds: i64) -> Result<u64, DbError> {
+    db.execute(
+        db.query("DELETE FROM sessions WHERE last_activity < $1")
+            .bind(now - idle_seconds),
+    )
+    .await
+}

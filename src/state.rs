@@ -1,0 +1,55 @@
+//! What every Gatehouse route shares, built once on ignite and managed by Rocket.
+
+use std::sync::Arc;
+
+use crate::auth::{PasswordHasher, Throttle};
+use crate::config::Settings;
+use crate::db::Db;
+use crate::events::Events;
+use crate::intents::{IntentDispenser, OrgSetupHandler};
+
+/// Paths of the host's named routes, resolved at ignite.
+#[derive(Debug, Clone)]
+pub struct HostRoutes {
+    /// Path of the `home` route (every logout lands here).
+    pub home: String,
+    /// Path of the `dashboard` route (default post-login landing).
+    pub dashboard: String,
+    /// Path of `terms`, when the host has one.
+    pub terms: Option<String>,
+    /// Path of `privacy`, when the host has one.
+    pub privacy: Option<String>,
+    /// Path of `cookies`, when the host has one.
+    pub cookies: Option<String>,
+}
+
+/// The shared state of the add-on, available as `&State<Gatehouse>` to host code
+/// through [`crate::GatehouseState`].
+pub struct GatehouseState {
+    /// Validated configuration.
+    pub settings: Arc<Settings>,
+    /// The `main` database.
+    pub db: Db,
+    /// Password hashing off the async workers.
+    pub hasher: PasswordHasher,
+    /// Failure counters kept in the database.
+    pub throttle: Throttle,
+    /// Host listeners for authentication events.
+    pub events: Events,
+    /// Chooses what a signed-in user does next.
+    pub dispenser: Arc<dyn IntentDispenser>,
+    /// Handles org-setup submissions, when the host bound one.
+    pub org_setup: Option<Arc<dyn OrgSetupHandler>>,
+    /// The host's named routes.
+    pub routes: HostRoutes,
+}
+
+impl GatehouseState {
+    /// The state from a request's Rocket instance.
+    ///
+    /// Only Gatehouse's own routes and guards call this; they are mounted by
+    /// the fairing that also manages the state, so it is always present.
+    pub fn of<'r>(req: &'r rocket::Request<'_>) -> Option<&'r Self> {
+        req.rocket().state::<Self>()
+    }
+}
