@@ -26,6 +26,8 @@ pub struct Settings {
     pub session: SessionSettings,
     /// Sign-in, throttle and password rules.
     pub auth: AuthSettings,
+    /// Outgoing mail.
+    pub mail: MailSettings,
     /// Whether Rocket runs its debug profile (demo account, relaxed secrets).
     pub debug_profile: bool,
 }
@@ -99,6 +101,81 @@ impl Default for AuthSettings {
     }
 }
 
+/// How mail leaves the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MailTransport {
+    /// An SMTP relay (`mail.host`, `mail.port`, credentials, `mail.tls`).
+    Smtp,
+    /// One `.eml` file per message in `mail.dir`.
+    File,
+    /// Written to the log only.
+    Log,
+}
+
+/// Transport security towards the SMTP relay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MailTls {
+    /// Plain connection upgraded with STARTTLS (required).
+    Starttls,
+    /// TLS from the first byte (SMTPS).
+    Tls,
+    /// No encryption (a relay on loopback).
+    None,
+}
+
+/// `[mail]` keys.
+#[derive(Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MailSettings {
+    /// `smtp`, `file` or `log`.
+    pub transport: MailTransport,
+    /// Directory of the file transport.
+    pub dir: PathBuf,
+    /// Sender, as `Name <address>`.
+    pub from: String,
+    /// SMTP relay host.
+    pub host: String,
+    /// SMTP relay port (default by `tls`: 587, 465 or 25).
+    pub port: Option<u16>,
+    /// SMTP user name.
+    pub username: Option<String>,
+    /// SMTP password.
+    pub password: Option<secrecy::SecretString>,
+    /// SMTP transport security.
+    pub tls: MailTls,
+}
+
+impl std::fmt::Debug for MailSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MailSettings")
+            .field("transport", &self.transport)
+            .field("dir", &self.dir)
+            .field("from", &self.from)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("username", &self.username)
+            .field("tls", &self.tls)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for MailSettings {
+    fn default() -> Self {
+        Self {
+            transport: MailTransport::File,
+            dir: PathBuf::from("storage/mail"),
+            from: "Gatehouse <no-reply@localhost>".into(),
+            host: "localhost".into(),
+            port: None,
+            username: None,
+            password: None,
+            tls: MailTls::Starttls,
+        }
+    }
+}
+
 /// A configuration value that cannot be used, with the key that holds it.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid configuration `{key}`: {reason}")]
@@ -139,6 +216,7 @@ impl Settings {
         )?;
         let session: SessionSettings = extract_or(figment, "session", SessionSettings::default())?;
         let auth: AuthSettings = extract_or(figment, "auth", AuthSettings::default())?;
+        let mail: MailSettings = extract_or(figment, "mail", MailSettings::default())?;
         let debug_profile = figment.profile() == rocket::Config::DEBUG_PROFILE;
         let settings = Self {
             base_url,
@@ -147,6 +225,7 @@ impl Settings {
             database_url,
             session,
             auth,
+            mail,
             debug_profile,
         };
         settings.validate()?;
@@ -187,6 +266,18 @@ impl Settings {
                 "must be letters, digits, '_' or '-'",
             ));
         }
+        if self.mail.from.parse::<lettre::message::Mailbox>().is_err() {
+            return Err(ConfigError::new(
+                "mail.from",
+                "must be an address like `Name <user@example.org>`",
+            ));
+        }
+        if self.mail.transport == MailTransport::Smtp && self.mail.host.trim().is_empty() {
+            return Err(ConfigError::new(
+                "mail.host",
+                "is required for the smtp transport",
+            ));
+        }
         crate::db::Dialect::from_url(&self.database_url)
             .map_err(|reason| ConfigError::new("databases.main.url", reason))?;
         Ok(())
@@ -200,6 +291,16 @@ impl Settings {
     /// `base_url` without a trailing slash, for joining paths.
     pub fn origin(&self) -> &str {
         self.base_url.as_str().trim_end_matches('/')
+    }
+
+    /// The display name of `mail.from` (used to sign mails), else the host name.
+    pub fn mail_sender_name(&self) -> String {
+        self.mail
+            .from
+            .parse::<lettre::message::Mailbox>()
+            .ok()
+            .and_then(|m| m.name)
+            .unwrap_or_else(|| self.base_url.host_str().unwrap_or("Gatehouse").to_owned())
     }
 
     /// `base_url` joined with an absolute path (`/login`).

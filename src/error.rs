@@ -81,6 +81,9 @@ pub enum AuthError {
         /// Seconds until the window closes.
         retry_after: u64,
     },
+    /// Bad, used or expired reset token, or wrong address (422 `reset_failed`).
+    #[error("reset failed")]
+    ResetFailed,
     /// The caller is not signed in (401 `unauthenticated`).
     #[error("unauthenticated")]
     Unauthenticated,
@@ -104,7 +107,9 @@ impl AuthError {
         match self {
             Self::MalformedBody => Status::BadRequest,
             Self::PayloadTooLarge => Status::PayloadTooLarge,
-            Self::Validation(_) | Self::Credentials => Status::UnprocessableEntity,
+            Self::Validation(_) | Self::Credentials | Self::ResetFailed => {
+                Status::UnprocessableEntity
+            }
             Self::Throttled { .. } => Status::TooManyRequests,
             Self::Unauthenticated => Status::Unauthorized,
             Self::UnknownIntent => Status::NotFound,
@@ -130,6 +135,10 @@ impl AuthError {
                 "message": "auth_throttle",
                 "errors": {"email": ["auth_throttle"]},
                 "retry_after": retry_after
+            }),
+            Self::ResetFailed => json!({
+                "message": "reset_failed",
+                "errors": {"email": ["reset_failed"]}
             }),
             Self::Unauthenticated => json!({"message": "unauthenticated"}),
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
@@ -176,7 +185,7 @@ impl<'r> Responder<'r, 'static> for AuthError {
         };
         let to_screen = matches!(
             self,
-            Self::Validation(_) | Self::Credentials | Self::Throttled { .. }
+            Self::Validation(_) | Self::Credentials | Self::Throttled { .. } | Self::ResetFailed
         );
         if to_screen && is_form_post(req) {
             if let Some(screen) = screen_of(req) {

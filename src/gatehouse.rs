@@ -17,6 +17,7 @@ use crate::db::Db;
 use crate::error::AuthError;
 use crate::events::{AuthEventListener, Events};
 use crate::intents::{self, DefaultDispenser, IntentDispenser, OrgSetupHandler};
+use crate::mail::{Composer, Mailer};
 use crate::screens;
 use crate::security::{is_screen_path, screen_headers};
 use crate::session::{wants_html, Session};
@@ -109,6 +110,14 @@ impl Gatehouse {
                 auth.throttle_attempts,
                 auth.throttle_window_seconds,
             ),
+            forgot_throttle: Throttle::new(
+                db.clone(),
+                "forgot",
+                auth.throttle_attempts,
+                auth.throttle_window_seconds,
+            ),
+            mailer: Mailer::start(&settings.mail)?,
+            composer: Arc::new(Composer::new(&settings.mail_sender_name())?),
             settings: Arc::new(settings),
             db,
             events: self.events.clone(),
@@ -127,7 +136,7 @@ impl Fairing for Gatehouse {
     fn info(&self) -> Info {
         Info {
             name: "Gatehouse",
-            kind: Kind::Ignite | Kind::Response,
+            kind: Kind::Ignite | Kind::Liftoff | Kind::Response,
         }
     }
 
@@ -141,6 +150,15 @@ impl Fairing for Gatehouse {
                         auth::login::login,
                         auth::login::login_signed_in,
                         auth::logout::logout,
+                        auth::reset::forgot::forgot_password,
+                        auth::reset::forgot::forgot_password_signed_in,
+                        auth::reset::set::reset_link,
+                        auth::reset::set::reset_password,
+                        auth::reset::set::reset_password_signed_in,
+                        screens::forgot_password,
+                        screens::forgot_password_signed_in,
+                        screens::set_password,
+                        screens::set_password_signed_in,
                         intents::routes::org_setup,
                         intents::routes::unknown,
                         screens::login,
@@ -156,6 +174,13 @@ impl Fairing for Gatehouse {
                 eprintln!("Gatehouse cannot start: {message}");
                 Err(rocket)
             }
+        }
+    }
+
+    async fn on_liftoff(&self, rocket: &Rocket<rocket::Orbit>) {
+        if let Some(gh) = rocket.state::<GatehouseState>() {
+            let sweeper = crate::sweep::Sweeper::from(gh);
+            tokio::spawn(async move { sweeper.run().await });
         }
     }
 

@@ -24,12 +24,15 @@ pub mod error;
 pub mod events;
 mod gatehouse;
 pub mod host;
+pub mod i18n;
 pub mod intents;
+pub mod mail;
 pub mod reply;
 pub mod screens;
 pub mod security;
 pub mod session;
 pub mod state;
+pub mod sweep;
 
 pub use config::{ConfigError, Settings};
 pub use error::{AuthError, FieldErrors};

@@ -34,6 +34,12 @@ pub struct GatehouseState {
     pub hasher: PasswordHasher,
     /// Failure counters kept in the database.
     pub throttle: Throttle,
+    /// Reset-link requests per address + client IP.
+    pub forgot_throttle: Throttle,
+    /// The background mail sender.
+    pub mailer: crate::mail::Mailer,
+    /// Renders notifications.
+    pub composer: Arc<crate::mail::Composer>,
     /// Host listeners for authentication events.
     pub events: Events,
     /// Chooses what a signed-in user does next.

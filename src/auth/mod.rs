@@ -3,6 +3,7 @@
 pub mod login;
 pub mod logout;
 mod password;
+pub mod reset;
 mod throttle;
 pub mod tokens;
 pub mod users;

@@ -34,6 +34,7 @@ pub fn login(
         .field(Field::password("password", "Password", "current-password"))
         .checkbox("remember", "Keep me signed in")
         .submit("Sign in")
+        .link("/login/forgot-password", "Forgot your password?")
         .render()
 }
 
@@ -108,4 +109,58 @@ pub fn logout_confirm(
         .form("/logout")
         .submit("Sign out")
         .render())
+}
+
+/// `GET /login/forgot-password`: asks for the address to send a reset link to.
+#[get("/login/forgot-password")]
+pub fn forgot_password(
+    _guest: Guest,
+    session: Session,
+    gh: &State<GatehouseState>,
+) -> RawHtml<String> {
+    let flash = session.take_flash();
+    Page::new("Forgot your password?", gh, flash.as_ref())
+        .intro("Enter your address and we will mail you a link to choose a new password.")
+        .form("/auth/forgot-password")
+        .field(Field::text("email", "Email", "email", "username"))
+        .submit("Send reset link")
+        .link("/login", "Back to sign in")
+        .render()
+}
+
+/// `GET /login/forgot-password` for a signed-in browser.
+#[get("/login/forgot-password", rank = 2)]
+pub fn forgot_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
+    Redirect::to(gh.routes.dashboard.clone())
+}
+
+/// `GET /login/set-password/<token>/<email>`: choose a new password. Renders
+/// for any token; `POST /auth/reset-password` is the authoritative check.
+#[get("/login/set-password/<token>/<email>")]
+pub fn set_password(
+    _guest: Guest,
+    session: Session,
+    gh: &State<GatehouseState>,
+    token: &str,
+    email: &str,
+) -> RawHtml<String> {
+    let flash = session.take_flash();
+    Page::new("Choose a new password", gh, flash.as_ref())
+        .form("/auth/reset-password")
+        .hidden("token", token)
+        .hidden("email", email)
+        .field(Field::password("password", "New password", "new-password"))
+        .field(Field::password(
+            "password_confirmation",
+            "Repeat the new password",
+            "new-password",
+        ))
+        .submit("Save password")
+        .render()
+}
+
+/// `GET /login/set-password/...` for a signed-in browser.
+#[get("/login/set-password/<_token>/<_email>", rank = 2)]
+pub fn set_password_signed_in(gh: &State<GatehouseState>, _token: &str, _email: &str) -> Redirect {
+    Redirect::to(gh.routes.dashboard.clone())
 }

@@ -168,6 +168,26 @@ impl<'a> Page<'a> {
         self
     }
 
+    /// A hidden field carrying `value`.
+    pub fn hidden(mut self, name: &str, value: &str) -> Self {
+        self.body.push_str(&format!(
+            "<input type=\"hidden\" name=\"{}\" value=\"{}\">\n",
+            attr(name),
+            attr(value)
+        ));
+        self
+    }
+
+    /// A link below the form.
+    pub fn link(mut self, href: &str, label: &str) -> Self {
+        self.body.push_str(&format!(
+            "<p><a href=\"{}\">{}</a></p>\n",
+            attr(href),
+            text(label)
+        ));
+        self
+    }
+
     /// The submit button; closes the form.
     pub fn submit(mut self, label: &str) -> Self {
         self.body.push_str(&format!(

@@ -1,0 +1,11 @@
+mail-reset-subject = Passwort zurücksetzen
+mail-reset-greeting = Hallo { $name },
+mail-reset-intro = wir haben eine Anfrage erhalten, das Passwort Ihres Kontos zurückzusetzen.
+mail-reset-action = Neues Passwort wählen
+mail-reset-expiry = Dieser Link ist { $minutes } Minuten gültig und funktioniert nur einmal.
+mail-reset-ignore = Falls Sie das nicht angefordert haben, ignorieren Sie diese Nachricht: Ihr Passwort bleibt unverändert.
+mail-changed-subject = Ihr Passwort wurde geändert
+mail-changed-greeting = Hallo { $name },
+mail-changed-body = das Passwort Ihres Kontos wurde soeben geändert, und alle Sitzungen wurden abgemeldet.
+mail-changed-warning = Falls Sie das nicht waren, setzen Sie Ihr Passwort sofort zurück: { $link }
+mail-signature = — { $app }

@@ -1,0 +1,11 @@
+mail-reset-subject = Reset your password
+mail-reset-greeting = Hello { $name },
+mail-reset-intro = We received a request to reset the password of your account.
+mail-reset-action = Choose a new password
+mail-reset-expiry = This link expires in { $minutes } minutes and works once.
+mail-reset-ignore = If you did not ask for this, ignore this message: your password stays as it is.
+mail-changed-subject = Your password was changed
+mail-changed-greeting = Hello { $name },
+mail-changed-body = The password of your account was just changed, and every session was signed out.
+mail-changed-warning = If this was not you, reset your password at once: { $link }
+mail-signature = — { $app }

@@ -1,0 +1,163 @@
+//! The reset link (`GET /password/reset/<token>?email=`) and the authoritative
+//! `POST /auth/reset-password`.
+
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use rocket::response::Redirect;
+use rocket::{get, post, State};
+use secrecy::SecretString;
+use serde_json::json;
+
+use super::broker;
+use super::forgot::mailbox;
+use crate::auth::users;
+use crate::body::{BodyError, Input};
+use crate::domain::{Email, Password};
+use crate::error::{AuthError, FieldErrors};
+use crate::events::AuthEvent;
+use crate::i18n::Language;
+use crate::reply::Reply;
+use crate::security::SameOrigin;
+use crate::session::{store, Guest, Session};
+use crate::state::GatehouseState;
+
+/// The courtesy pre-check of a mailed link: to the set-password screen when
+/// the account and a live token exist, else to `/login`. Nothing is consumed.
+#[get("/password/reset/<token>?<email>")]
+pub async fn reset_link(
+    token: &str,
+    email: Option<&str>,
+    gh: &State<GatehouseState>,
+) -> Result<Redirect, AuthError> {
+    let Some(email) = email.and_then(Email::parse) else {
+        return Ok(Redirect::to("/login"));
+    };
+    let exists = users::find_by_email(&gh.db, &email).await?.is_some();
+    if !exists
+        || !broker::is_live(&gh.db, &email, token, gh.settings.auth.reset_token_minutes).await?
+    {
+        return Ok(Redirect::to("/login"));
+    }
+    Ok(Redirect::to(set_password_path(token, email.as_str())))
+}
+
+/// The validated fields of a reset.
+struct ResetForm {
+    token: String,
+    email: Email,
+    password: Password,
+}
+
+impl ResetForm {
+    fn from_input(input: &Input, min_length: usize) -> Result<Self, AuthError> {
+        let mut errors = FieldErrors::new();
+        let token = input.required_text("token", &mut errors);
+        let email = input.required_text("email", &mut errors).and_then(|raw| {
+            let parsed = Email::parse(&raw);
+            if parsed.is_none() {
+                errors.add("email", "email");
+            }
+            parsed
+        });
+        let raw = input.required_text("password", &mut errors);
+        let confirmation = input.text("password_confirmation", &mut errors);
+        let mut password = None;
+        if let Some(raw) = raw {
+            if confirmation.as_deref() != Some(raw.as_str()) {
+                errors.add("password", "confirmed");
+            }
+            let hints: Vec<&str> = email.iter().map(Email::as_str).collect();
+            match Password::parse(raw, min_length, &hints) {
+                Ok(p) => password = Some(p),
+                Err(rejection) => errors.add("password", rejection.code()),
+            }
+        }
+        match (token, email, password) {
+            (Some(token), Some(email), Some(password)) if errors.is_empty() => Ok(Self {
+                token,
+                email,
+                password,
+            }),
+            _ => Err(AuthError::Validation(errors)),
+        }
+    }
+}
+
+/// Replaces the password if the token is live for the address; then rotates
+/// `remember_token`, ends every session of the user and sends a notice. A form
+/// post that fails goes back to its set-password screen with the message.
+#[post("/auth/reset-password", data = "<body>")]
+pub async fn reset_password(
+    _origin: SameOrigin,
+    _guest: Guest,
+    session: Session,
+    language: Language,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Result<Reply, AuthError> {
+    let input = body?;
+    match reset(&input, gh, language).await {
+        Ok(()) if input.is_form() => {
+            session.set_flash(json!({"message": "reset_success"}));
+            Ok(Reply::screen("/login"))
+        }
+        Ok(()) => Ok(Reply::json(json!({
+            "message": "reset_success",
+            "redirect": gh.settings.absolute("/login"),
+        }))),
+        Err(e @ (AuthError::Validation(_) | AuthError::ResetFailed)) if input.is_form() => {
+            session.set_flash(e.body());
+            let mut ignored = FieldErrors::new();
+            let token = input.text("token", &mut ignored).unwrap_or_default();
+            let email = input.text("email", &mut ignored).unwrap_or_default();
+            Ok(Reply::screen(set_password_path(&token, &email)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `/login/set-password/<token>/<email>`, both percent-encoded.
+pub fn set_password_path(token: &str, email: &str) -> String {
+    format!(
+        "/login/set-password/{}/{}",
+        utf8_percent_encode(token, NON_ALPHANUMERIC),
+        utf8_percent_encode(email, NON_ALPHANUMERIC)
+    )
+}
+
+async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result<(), AuthError> {
+    let form = ResetForm::from_input(input, gh.settings.auth.password_min_length)?;
+    let lifetime = gh.settings.auth.reset_token_minutes;
+    let Some(user) = users::find_by_email(&gh.db, &form.email).await? else {
+        return Err(AuthError::ResetFailed);
+    };
+    if !broker::is_live(&gh.db, &form.email, &form.token, lifetime).await?
+        || !broker::consume(&gh.db, &form.email, &form.token).await?
+    {
+        return Err(AuthError::ResetFailed);
+    }
+    let hash = gh
+        .hasher
+        .hash(&SecretString::from(form.password.expose().to_owned()))
+        .await
+        .map_err(AuthError::Internal)?;
+    users::set_password_hash(&gh.db, user.id, &hash).await?;
+    users::rotate_remember_token(&gh.db, user.id).await?;
+    store::delete_for_user(&gh.db, user.id).await?;
+    gh.events
+        .emit(AuthEvent::PasswordReset { user_id: user.id });
+    let forgot = gh.settings.absolute("/login/forgot-password");
+    let sent = gh
+        .composer
+        .password_changed(language, &user.name, &forgot)
+        .and_then(|mail| mailbox(&user.name, &user.email).map(|to| gh.mailer.send(to, mail)));
+    if let Err(e) = sent {
+        tracing::error!(error = %e, "password-changed mail not sent");
+    }
+    Ok(())
+}
+
+/// A signed-in browser goes to `dashboard`.
+#[post("/auth/reset-password", rank = 2)]
+pub fn reset_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
+    Redirect::to(gh.routes.dashboard.clone())
+}

@@ -1,0 +1,190 @@
+//! Wording in the user's language, from the Fluent files in `i18n/<lang>/`
+//! (embedded in the binary). English is the default and the fallback.
+
+use std::collections::HashMap;
+
+use fluent_bundle::concurrent::FluentBundle;
+use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
+use unic_langid::{langid, LanguageIdentifier};
+
+/// A language the screens and mails are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Language {
+    /// English (default).
+    #[default]
+    En,
+    /// German.
+    De,
+}
+
+impl Language {
+    /// Every supported language.
+    pub const ALL: [Language; 2] = [Language::En, Language::De];
+
+    /// The language tag (`en`, `de`).
+    pub fn tag(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::De => "de",
+        }
+    }
+
+    fn id(self) -> LanguageIdentifier {
+        match self {
+            Self::En => langid!("en"),
+            Self::De => langid!("de"),
+        }
+    }
+
+    /// A supported language from a tag such as `de` or `de-AT`.
+    pub fn from_tag(tag: &str) -> Option<Self> {
+        let id: LanguageIdentifier = tag.trim().parse().ok()?;
+        Self::ALL
+            .into_iter()
+            .find(|l| l.id().language == id.language)
+    }
+
+    /// The best supported match for an `Accept-Language` header.
+    pub fn negotiate(accept_language: &str) -> Self {
+        let requested = fluent_langneg::accepted_languages::parse(accept_language);
+        let available: Vec<LanguageIdentifier> = Self::ALL.iter().map(|l| l.id()).collect();
+        let default = Self::En.id();
+        let chosen = fluent_langneg::negotiate_languages(
+            &requested,
+            &available,
+            Some(&default),
+            fluent_langneg::NegotiationStrategy::Lookup,
+        );
+        chosen
+            .first()
+            .and_then(|id| Self::from_tag(&id.to_string()))
+            .unwrap_or_default()
+    }
+}
+
+/// The embedded `.ftl` sources of one language.
+fn sources(language: Language) -> &'static [&'static str] {
+    match language {
+        Language::En => &[include_str!("../../i18n/en/mail.ftl")],
+        Language::De => &[include_str!("../../i18n/de/mail.ftl")],
+    }
+}
+
+/// Every message of every language, parsed once.
+pub struct Catalog {
+    bundles: HashMap<Language, FluentBundle<FluentResource>>,
+}
+
+impl Catalog {
+    /// Parses the embedded bundles. A syntax error in a shipped file is a
+    /// build defect, reported here with the language.
+    pub fn load() -> Result<Self, String> {
+        let mut bundles = HashMap::new();
+        for language in Language::ALL {
+            let mut bundle = FluentBundle::new_concurrent(vec![language.id()]);
+            bundle.set_use_isolating(false);
+            for source in sources(language) {
+                let resource = FluentResource::try_new((*source).to_owned())
+                    .map_err(|(_, errors)| format!("i18n/{}: {errors:?}", language.tag()))?;
+                bundle
+                    .add_resource(resource)
+                    .map_err(|errors| format!("i18n/{}: {errors:?}", language.tag()))?;
+            }
+            bundles.insert(language, bundle);
+        }
+        Ok(Self { bundles })
+    }
+
+    /// The message `id` in `language` (falling back to English, then to the id
+    /// itself), with `args` filled in.
+    pub fn text(&self, language: Language, id: &str, args: &[(&str, &str)]) -> String {
+        let mut fluent_args = FluentArgs::new();
+        for (name, value) in args {
+            fluent_args.set(*name, FluentValue::from(*value));
+        }
+        for lang in [language, Language::En] {
+            let Some(bundle) = self.bundles.get(&lang) else {
+                continue;
+            };
+            if let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) {
+                let mut errors = Vec::new();
+                return bundle
+                    .format_pattern(pattern, Some(&fluent_args), &mut errors)
+                    .into_owned();
+            }
+        }
+        id.to_owned()
+    }
+
+    /// Whether `id` exists in `language` itself (no fallback).
+    pub fn has(&self, language: Language, id: &str) -> bool {
+        self.bundles
+            .get(&language)
+            .is_some_and(|b| b.has_message(id))
+    }
+}
+
+/// Name of the cookie that keeps a language chosen with `?lang=`.
+pub const LANG_COOKIE: &str = "gatehouse_lang";
+
+/// The request's language: `?lang=` (kept in a cookie) > the cookie >
+/// `Accept-Language` > English.
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for Language {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(
+        req: &'r rocket::Request<'_>,
+    ) -> rocket::request::Outcome<Self, Self::Error> {
+        use rocket::http::{Cookie, SameSite};
+        let chosen = req
+            .query_value::<&str>("lang")
+            .and_then(Result::ok)
+            .and_then(Language::from_tag);
+        if let Some(language) = chosen {
+            let cookie = Cookie::build((LANG_COOKIE, language.tag()))
+                .path("/")
+                .same_site(SameSite::Lax);
+            req.cookies().add(cookie);
+            return rocket::request::Outcome::Success(language);
+        }
+        let language = req
+            .cookies()
+            .get(LANG_COOKIE)
+            .and_then(|c| Language::from_tag(c.value()))
+            .or_else(|| {
+                req.headers()
+                    .get_one("Accept-Language")
+                    .map(Language::negotiate)
+            })
+            .unwrap_or_default();
+        rocket::request::Outcome::Success(language)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_language_picks_a_supported_language() {
+        assert_eq!(Language::negotiate("de-DE,de;q=0.9,en;q=0.8"), Language::De);
+        assert_eq!(Language::negotiate("fr-FR, en;q=0.5"), Language::En);
+        assert_eq!(Language::negotiate("fr"), Language::En);
+        assert_eq!(Language::negotiate(""), Language::En);
+    }
+
+    #[test]
+    fn every_english_mail_message_is_translated() {
+        let catalog = Catalog::load().unwrap();
+        for line in include_str!("../../i18n/en/mail.ftl").lines() {
+            if let Some((id, _)) = line.split_once(" = ") {
+                assert!(catalog.has(Language::De, id.trim()), "de lacks {id}");
+            }
+        }
+        assert_eq!(
+            catalog.text(Language::De, "mail-reset-greeting", &[("name", "Ada")]),
+            "Hallo Ada,"
+        );
+    }
+}

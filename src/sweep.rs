@@ -1,0 +1,73 @@
+//! The background sweep: removes expired reset tokens, idle sessions and
+//! ended throttle windows, every few minutes, on every instance (the deletes
+//! are idempotent, so instances need no coordination).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::auth::reset::broker;
+use crate::auth::Throttle;
+use crate::clock::unix_now;
+use crate::config::Settings;
+use crate::db::Db;
+use crate::session::store;
+use crate::state::GatehouseState;
+
+/// How often the sweep runs.
+pub const INTERVAL: Duration = Duration::from_secs(300);
+
+/// Rows removed by one sweep.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Swept {
+    /// Expired reset tokens.
+    pub reset_tokens: u64,
+    /// Idle sessions.
+    pub sessions: u64,
+    /// Ended throttle windows.
+    pub throttle_counters: u64,
+}
+
+/// What the sweep needs, detached from the request state.
+pub struct Sweeper {
+    db: Db,
+    settings: Arc<Settings>,
+    throttles: [Throttle; 2],
+}
+
+impl From<&GatehouseState> for Sweeper {
+    fn from(gh: &GatehouseState) -> Self {
+        Self {
+            db: gh.db.clone(),
+            settings: gh.settings.clone(),
+            throttles: [gh.throttle.clone(), gh.forgot_throttle.clone()],
+        }
+    }
+}
+
+impl Sweeper {
+    /// Runs one sweep.
+    pub async fn once(&self) -> Result<Swept, sqlx::Error> {
+        let mut throttle_counters = 0;
+        for throttle in &self.throttles {
+            throttle_counters += throttle.sweep().await?;
+        }
+        let idle_seconds = i64::from(self.settings.session.idle_minutes) * 60;
+        Ok(Swept {
+            reset_tokens: broker::sweep(&self.db, self.settings.auth.reset_token_minutes).await?,
+            sessions: store::sweep(&self.db, unix_now(), idle_seconds).await?,
+            throttle_counters,
+        })
+    }
+
+    /// Sweeps every [`INTERVAL`] until the process ends.
+    pub async fn run(self) {
+        let mut ticks = tokio::time::interval(INTERVAL);
+        loop {
+            ticks.tick().await;
+            match self.once().await {
+                Ok(swept) => tracing::debug!(?swept, "sweep done"),
+                Err(e) => tracing::warn!(error = %e, "sweep failed"),
+            }
+        }
+    }
+}
