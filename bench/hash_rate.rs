@@ -12,7 +12,10 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use argon2::{Algorithm, Argon2, Params, Version};
 
 fn main() {
-    let seconds: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10);
+    let seconds: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
     let params = Params::new(19 * 1024, 2, 1, None).expect("params");
     let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
     let salt = SaltString::generate(&mut argon2::password_hash::rand_core::OsRng);
@@ -26,7 +29,8 @@ fn main() {
     let started = Instant::now();
     let workers: Vec<_> = (0..cores)
         .map(|_| {
-            let (done, stop, hash, argon2) = (done.clone(), stop.clone(), hash.clone(), argon2.clone());
+            let (done, stop, hash, argon2) =
+                (done.clone(), stop.clone(), hash.clone(), argon2.clone());
             std::thread::spawn(move || {
                 let parsed = PasswordHash::new(&hash).expect("parse");
                 while !stop.load(Ordering::Relaxed) {
@@ -45,5 +49,8 @@ fn main() {
     }
     let elapsed = started.elapsed().as_secs_f64();
     let total = done.load(Ordering::Relaxed) as f64;
-    println!("cores={cores} verifies={total} seconds={elapsed:.2} rate={:.1}/s", total / elapsed);
+    println!(
+        "cores={cores} verifies={total} seconds={elapsed:.2} rate={:.1}/s",
+        total / elapsed
+    );
 }

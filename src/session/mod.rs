@@ -36,6 +36,14 @@ const FLASH_KEY: &str = "flash";
 /// Activity is written back at most this often (seconds) when nothing changed.
 const TOUCH_INTERVAL: i64 = 60;
 
+/// How stale `last_activity` may get before a request writes it back: at most
+/// [`TOUCH_INTERVAL`], and a sixtieth of the idle lifetime, so a session in use
+/// never expires early by more than that (a 1-minute idle lifetime would
+/// otherwise end a session used every 45 s).
+fn touch_after(idle_seconds: i64) -> i64 {
+    (idle_seconds / 60).clamp(1, TOUCH_INTERVAL)
+}
+
 /// The JSON kept in `sessions.payload`.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Payload {
@@ -265,10 +273,11 @@ async fn load(req: &Request<'_>, gh: &GatehouseState) -> Result<Session, DbError
     {
         if let Some(found) = store::find(&gh.db, &sha256_hex(&id)).await? {
             let payload: Payload = serde_json::from_str(&found.payload).unwrap_or_default();
-            let idle_ok = now - found.last_activity < i64::from(session.idle_minutes) * 60;
+            let idle_seconds = i64::from(session.idle_minutes) * 60;
+            let idle_ok = now - found.last_activity < idle_seconds;
             let absolute_ok = now - payload.created_at < i64::from(session.absolute_hours) * 3600;
             if idle_ok && absolute_ok {
-                state.touch = now - found.last_activity >= TOUCH_INTERVAL;
+                state.touch = now - found.last_activity >= touch_after(idle_seconds);
                 state.id = Some(id);
                 state.user_id = found.user_id;
                 state.payload = payload;

@@ -1,0 +1,114 @@
+//! Rows a test creates or inspects, on the test's own database: users,
+//! organisations, sessions.
+
+use gatehouse::auth::{users, PasswordHasher};
+use gatehouse::config::HashAlgorithm;
+use gatehouse::domain::Email;
+use secrecy::SecretString;
+use serde_json::Value;
+use sqlx::Row;
+
+use crate::helpers::TestApp;
+
+impl TestApp {
+    /// Creates a user with `password` (argon2id) and answers its id.
+    pub async fn create_user(&self, email: &str, password: &str) -> i64 {
+        let hash = PasswordHasher::new(HashAlgorithm::Argon2id)
+            .hash(&SecretString::from(password.to_owned()))
+            .await
+            .expect("hash");
+        self.create_user_with_hash(email, &hash).await
+    }
+
+    /// Creates a user with a given password hash.
+    pub async fn create_user_with_hash(&self, email: &str, hash: &str) -> i64 {
+        let email = Email::parse(email).expect("valid email");
+        users::create(&self.db, "Test User", &email, hash)
+            .await
+            .expect("create user")
+    }
+
+    /// Creates a user who already belongs to an organisation.
+    pub async fn create_user_with_organisation(&self, email: &str, password: &str) -> i64 {
+        let user_id = self.create_user(email, password).await;
+        let row = self
+            .db
+            .fetch_optional(self.db.query(
+                "INSERT INTO organisations (name, legal_form, company_size, function) \
+                 VALUES ('Acme', 1, 'small', 'developer') RETURNING id",
+            ))
+            .await
+            .expect("insert organisation")
+            .expect("organisation id");
+        let org_id: i64 = row.try_get("id").expect("id");
+        self.execute(
+            self.db
+                .query("INSERT INTO organisation_user (organisation_id, user_id) VALUES ($1, $2)")
+                .bind(org_id)
+                .bind(user_id),
+        )
+        .await;
+        user_id
+    }
+
+    /// Runs a statement on the test database.
+    pub async fn execute<'q>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    ) -> u64 {
+        self.db.execute(query).await.expect("statement")
+    }
+
+    /// Number of rows in `table`.
+    pub async fn count(&self, table: &str) -> i64 {
+        let row = self
+            .db
+            .fetch_optional(self.db.query(&format!("SELECT COUNT(*) AS n FROM {table}")))
+            .await
+            .expect("count")
+            .expect("row");
+        row.try_get("n").expect("n")
+    }
+
+    /// Every session row as (id, user_id, payload as JSON).
+    pub async fn sessions(&self) -> Vec<(String, Option<i64>, Value)> {
+        self.db
+            .query("SELECT id, user_id, payload FROM sessions ORDER BY id")
+            .fetch_all(self.db.pool())
+            .await
+            .expect("sessions")
+            .into_iter()
+            .map(|row| {
+                let payload: String = row.try_get("payload").expect("payload");
+                (
+                    row.try_get("id").expect("id"),
+                    row.try_get("user_id").expect("user_id"),
+                    serde_json::from_str(&payload).expect("payload is JSON"),
+                )
+            })
+            .collect()
+    }
+
+    /// The stored password hash of `user_id`.
+    pub async fn password_hash(&self, user_id: i64) -> String {
+        self.string_column("password", user_id)
+            .await
+            .expect("password")
+    }
+
+    /// `users.remember_token` of `user_id`.
+    pub async fn remember_token(&self, user_id: i64) -> Option<String> {
+        self.string_column("remember_token", user_id).await
+    }
+
+    async fn string_column(&self, column: &str, user_id: i64) -> Option<String> {
+        let sql = format!("SELECT {column} AS v FROM users WHERE id = $1");
+        let row = self
+            .db
+            .fetch_optional(self.db.query(&sql).bind(user_id))
+            .await
+            .expect("select user")
+            .expect("user row");
+        row.try_get("v").expect("column")
+    }
+}

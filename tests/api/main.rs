@@ -1,0 +1,14 @@
+//! Integration tests: the wire contract of DESIGN.md, as a client sees it.
+
+mod browser_safety;
+mod custom_host;
+mod fixtures;
+mod helpers;
+mod intended;
+mod intents;
+mod login;
+mod login_validation;
+mod passwords;
+mod remember;
+mod sessions;
+mod throttle;
