@@ -42,8 +42,10 @@ impl Db {
         if dialect == Dialect::Sqlite {
             options = options.after_connect(|conn, _| {
                 Box::pin(async move {
-                    conn.execute("PRAGMA journal_mode = WAL").await?;
+                    // The busy timeout first: switching to WAL takes a lock
+                    // another process may hold while it starts too.
                     conn.execute("PRAGMA busy_timeout = 10000").await?;
+                    conn.execute("PRAGMA journal_mode = WAL").await?;
                     conn.execute("PRAGMA synchronous = NORMAL").await?;
                     conn.execute("PRAGMA foreign_keys = ON").await?;
                     Ok(())

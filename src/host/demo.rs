@@ -57,6 +57,8 @@ impl Fairing for DemoAccount {
                 );
                 Ok(rocket)
             }
+            // Another instance starting on the same database made it first.
+            Err(users::CreateUserError::Duplicate) => Ok(rocket),
             Err(e) => {
                 tracing::error!(error = %e, "cannot create the demo account");
                 Err(rocket)

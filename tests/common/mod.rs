@@ -1,0 +1,313 @@
+//! Shared by the process-level test binaries (`tests/cli.rs`,
+//! `tests/processes.rs`): a fresh database per test and the real `gatehouse`
+//! binary configured to use it.
+//!
+//! The database is a fresh SQLite file in a temporary directory, or — when
+//! `GATEHOUSE_TEST_DATABASE_URL` names a PostgreSQL server — a fresh schema on
+//! that server, dropped again when the test ends.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use gatehouse::db::Db;
+use gatehouse::domain::SecretToken;
+use sqlx::Row;
+use tempfile::TempDir;
+
+/// A password that passes the policy.
+pub const PASSWORD: &str = "correct horse battery staple";
+
+/// A fixed `secret_key` (base64 of 32 bytes) for every process under test.
+pub const SECRET_KEY: &str = "hPRYyVRiMyxpw5sBB1XeCMN1kFsDCqKvBi2QJxBVHQk=";
+
+/// Every table the migration set creates.
+pub const TABLES: &[&str] = &[
+    "users",
+    "password_reset_tokens",
+    "sessions",
+    "gatehouse_throttle",
+    "personal_access_tokens",
+    "organisations",
+    "organisation_user",
+];
+
+/// One test's own database, and a scratch directory that also serves as the
+/// working directory of every process started on it.
+pub struct TestDb {
+    /// Connection URL handed to the processes (`databases.main.url`).
+    pub url: String,
+    /// `(server URL, schema)` when the database is a PostgreSQL schema.
+    postgres: Option<(String, String)>,
+    dir: TempDir,
+}
+
+impl TestDb {
+    /// A fresh, empty database (no migrations applied).
+    pub async fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
+            Ok(base) if !base.is_empty() => {
+                let schema = format!("gh_test_{}", &SecretToken::generate().expose()[..16]);
+                let admin = Db::connect(&base).await.unwrap_or_else(|e| {
+                    panic!("GATEHOUSE_TEST_DATABASE_URL={base} is unreachable: {e}")
+                });
+                admin
+                    .execute(admin.query(&format!("CREATE SCHEMA {schema}")))
+                    .await
+                    .expect("create test schema");
+                admin.pool().close().await;
+                let sep = if base.contains('?') { '&' } else { '?' };
+                let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+                Self {
+                    url,
+                    postgres: Some((base, schema)),
+                    dir,
+                }
+            }
+            _ => Self {
+                url: format!(
+                    "sqlite://{}?mode=rwc",
+                    dir.path().join("gatehouse.db").display()
+                ),
+                postgres: None,
+                dir,
+            },
+        }
+    }
+
+    /// The scratch directory (working directory of the processes).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A connection of the test's own, for assertions.
+    pub async fn connect(&self) -> Db {
+        Db::connect(&self.url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot open the test database {}: {e}", self.url))
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let Some((base, schema)) = self.postgres.take() else {
+            return;
+        };
+        // Drop may run inside a test's runtime: clean up on a thread of its own.
+        let cleanup = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("cleanup runtime");
+            runtime.block_on(async {
+                let drop_schema = async {
+                    let admin = Db::connect(&base).await?;
+                    admin
+                        .execute(admin.query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")))
+                        .await?;
+                    admin.pool().close().await;
+                    Ok::<_, sqlx::Error>(())
+                };
+                match tokio::time::timeout(Duration::from_secs(20), drop_schema).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => eprintln!("warning: cannot drop test schema {schema}: {e}"),
+                    Err(_) => eprintln!("warning: dropping test schema {schema} timed out"),
+                }
+            });
+        });
+        let _ = cleanup.join();
+    }
+}
+
+/// The `gatehouse` binary with a clean, fixed configuration on `db`: the
+/// package's Rocket.toml, a fixed secret key, logging off, and nothing from the
+/// caller's `ROCKET_*` environment.
+pub fn gatehouse(db: &TestDb) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("ROCKET_") {
+            command.env_remove(key);
+        }
+    }
+    command
+        .current_dir(db.dir())
+        .env_remove("RUST_LOG")
+        .env(
+            "ROCKET_CONFIG",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("Rocket.toml"),
+        )
+        .env("ROCKET_LOG_LEVEL", "off")
+        .env("ROCKET_SECRET_KEY", SECRET_KEY)
+        .env(
+            "ROCKET_DATABASES",
+            format!("{{main={{url=\"{}\"}}}}", db.url),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// What a finished command left behind.
+#[derive(Debug)]
+pub struct Run {
+    /// The command line, for messages.
+    pub what: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Panics (showing both streams) unless the command exited 0.
+    pub fn assert_success(&self) -> &Self {
+        assert!(
+            self.status.success(),
+            "`{}` should succeed but exited with {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.what,
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Panics unless the command exited non-zero with a message on standard
+    /// error containing every one of `needles` (case-insensitive).
+    pub fn assert_failure(&self, needles: &[&str]) -> &Self {
+        assert!(
+            !self.status.success() && self.status.code().is_some(),
+            "`{}` should exit non-zero but exited with {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.what,
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        let stderr = self.stderr.to_lowercase();
+        for needle in needles {
+            assert!(
+                stderr.contains(&needle.to_lowercase()),
+                "`{}`: standard error should mention {needle:?}\n--- stderr\n{}",
+                self.what,
+                self.stderr
+            );
+        }
+        self
+    }
+}
+
+/// How long one command may run before the test gives up on it.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs `command` to completion, feeding `stdin` (when given) to it. A command
+/// still running after [`COMMAND_TIMEOUT`] is killed and the test fails.
+pub fn run(mut command: Command, stdin: Option<&str>) -> Run {
+    let what = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if stdin.is_some() {
+        command.stdin(Stdio::piped());
+    }
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start `{what}`: {e}"));
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin pipe");
+        // The command may exit before reading (e.g. on bad input): ignore EPIPE.
+        let _ = pipe.write_all(input.as_bytes());
+    }
+    let stdout = drain(child.stdout.take().expect("stdout pipe"));
+    let stderr = drain(child.stderr.take().expect("stderr pipe"));
+    let deadline = Instant::now() + COMMAND_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "`{what}` still running after {COMMAND_TIMEOUT:?}; killed\n--- stdout\n{}\n--- stderr\n{}",
+                    stdout.join().unwrap_or_default(),
+                    stderr.join().unwrap_or_default()
+                );
+            }
+            Err(e) => panic!("`{what}` cannot be waited for: {e}"),
+        }
+    };
+    Run {
+        what,
+        status,
+        stdout: stdout.join().expect("stdout reader"),
+        stderr: stderr.join().expect("stderr reader"),
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// `gatehouse <args>` on `db`, with `stdin` as standard input.
+pub fn cli(db: &TestDb, args: &[&str], stdin: Option<&str>) -> Run {
+    let mut command = gatehouse(db);
+    command.args(args);
+    run(command, stdin)
+}
+
+/// Creates an account with the CLI (the password from standard input).
+pub fn add_user(db: &TestDb, email: &str, name: &str, password: &str) {
+    cli(
+        db,
+        &["user", "add", email, "--name", name, "--password-stdin"],
+        Some(&format!("{password}\n")),
+    )
+    .assert_success();
+}
+
+/// A row of `users`, as the assertions need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub id: i64,
+    pub name: String,
+    pub email: String,
+    pub password: String,
+    pub remember_token: Option<String>,
+}
+
+/// The `users` row with this (stored, lower-case) e-mail, if any.
+pub async fn user_row(db: &Db, email: &str) -> Option<UserRow> {
+    let row = db
+        .fetch_optional(
+            db.query(
+                "SELECT id, name, email, password, remember_token FROM users WHERE email = $1",
+            )
+            .bind(email.to_owned()),
+        )
+        .await
+        .expect("query users");
+    row.map(|r| UserRow {
+        id: r.try_get("id").expect("users.id"),
+        name: r.try_get("name").expect("users.name"),
+        email: r.try_get("email").expect("users.email"),
+        password: r.try_get("password").expect("users.password"),
+        remember_token: r.try_get("remember_token").expect("users.remember_token"),
+    })
+}
+
+/// `SELECT COUNT(*) FROM <table>`; an error when the table does not exist.
+pub async fn count(db: &Db, table: &str) -> Result<i64, sqlx::Error> {
+    let sql = format!("SELECT COUNT(*) AS n FROM {table}");
+    let row = db.fetch_optional(db.query(&sql)).await?;
+    row.expect("COUNT(*) answers one row").try_get("n")
+}

@@ -1,0 +1,275 @@
+//! Two real `gatehouse serve` processes sharing one database behave as one
+//! server: a session made on one is honoured and ended on the other, and the
+//! sign-in throttle counts failures made on both.
+
+mod common;
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{add_user, cli, gatehouse, TestDb, PASSWORD};
+use reqwest::header::{ACCEPT, COOKIE, RETRY_AFTER, SET_COOKIE};
+use reqwest::{Client, StatusCode};
+use serde_json::{json, Value};
+
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+const COOKIE_NAME: &str = "gatehouse_session";
+
+/// A running `gatehouse serve`; killed when dropped, whatever the test's outcome.
+struct Server {
+    name: &'static str,
+    child: Child,
+    base: String,
+    stdout_log: PathBuf,
+    stderr_log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port nobody listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+impl Server {
+    /// Starts `gatehouse serve` on a free port, on `db`; not yet ready.
+    fn spawn(db: &TestDb, name: &'static str) -> Self {
+        let port = free_port();
+        let base = format!("http://127.0.0.1:{port}");
+        let stdout_log = db.dir().join(format!("{name}-{port}.stdout.log"));
+        let stderr_log = db.dir().join(format!("{name}-{port}.stderr.log"));
+        let mut command = gatehouse(db);
+        command
+            .arg("serve")
+            .env("ROCKET_ADDRESS", "127.0.0.1")
+            .env("ROCKET_PORT", port.to_string())
+            .env("ROCKET_BASE_URL", &base)
+            .stdout(Stdio::from(File::create(&stdout_log).expect("stdout log")))
+            .stderr(Stdio::from(File::create(&stderr_log).expect("stderr log")));
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start instance {name}: {e}"));
+        Self {
+            name,
+            child,
+            base,
+            stdout_log,
+            stderr_log,
+        }
+    }
+
+    /// What the process has written so far, for failure messages.
+    fn logs(&self) -> String {
+        let read = |path: &PathBuf| std::fs::read_to_string(path).unwrap_or_default();
+        format!(
+            "--- stderr of instance {}\n{}\n--- stdout\n{}",
+            self.name,
+            read(&self.stderr_log),
+            read(&self.stdout_log)
+        )
+    }
+
+    /// Polls `GET /login` until it answers 200; fails with the process's output
+    /// if it exits or is not ready within [`READY_TIMEOUT`].
+    async fn wait_ready(&mut self, http: &Client) {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                panic!(
+                    "instance {} exited with {status} before it was ready\n{}",
+                    self.name,
+                    self.logs()
+                );
+            }
+            let last = match http.get(self.url("/login")).send().await {
+                Ok(response) if response.status() == StatusCode::OK => return,
+                Ok(response) => format!("status {}", response.status()),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() > deadline {
+                panic!(
+                    "instance {} not ready after {READY_TIMEOUT:?} (last: {last})\n{}",
+                    self.name,
+                    self.logs()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// `POST /auth/login` with a JSON body.
+    async fn login(&self, http: &Client, email: &str, password: &str) -> reqwest::Response {
+        http.post(self.url("/auth/login"))
+            .header(ACCEPT, "application/json")
+            .json(&json!({"email": email, "password": password}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("login on instance {}: {e}", self.name))
+    }
+
+    /// `GET /dashboard` with the session cookie `session` and `accept`.
+    async fn dashboard(&self, http: &Client, session: &str, accept: &str) -> reqwest::Response {
+        http.get(self.url("/dashboard"))
+            .header(ACCEPT, accept)
+            .header(COOKIE, format!("{COOKIE_NAME}={session}"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("dashboard on instance {}: {e}", self.name))
+    }
+}
+
+/// Two instances on `db`, both ready.
+async fn two_instances(db: &TestDb, http: &Client) -> (Server, Server) {
+    let mut a = Server::spawn(db, "A");
+    let mut b = Server::spawn(db, "B");
+    a.wait_ready(http).await;
+    b.wait_ready(http).await;
+    (a, b)
+}
+
+/// A client that neither follows redirects nor keeps cookies: the test decides
+/// which instance gets which cookie.
+fn http_client() -> Client {
+    Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("HTTP client")
+}
+
+/// A fresh database, migrated, with one account made by the CLI.
+async fn database_with_user(email: &str) -> TestDb {
+    let db = TestDb::new().await;
+    cli(&db, &["migrate"], None).assert_success();
+    add_user(&db, email, "Ada Lovelace", PASSWORD);
+    db
+}
+
+/// The value of the session cookie set by `response`.
+fn session_cookie(response: &reqwest::Response) -> String {
+    let prefix = format!("{COOKIE_NAME}=");
+    let set_cookies: Vec<_> = response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let value = set_cookies
+        .iter()
+        .find_map(|raw| raw.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("no {COOKIE_NAME} in Set-Cookie: {set_cookies:?}"));
+    assert!(!value.is_empty(), "empty session cookie: {set_cookies:?}");
+    value.to_owned()
+}
+
+#[tokio::test]
+async fn session_from_one_instance_is_honoured_and_ended_on_the_other() {
+    let email = "ada@example.org";
+    let db = database_with_user(email).await;
+    let http = http_client();
+    let (a, b) = two_instances(&db, &http).await;
+
+    let response = a.login(&http, email, PASSWORD).await;
+    assert_eq!(response.status(), StatusCode::OK, "sign-in on A");
+    let session = session_cookie(&response);
+    let body: Value = response.json().await.expect("JSON login answer");
+    assert_eq!(body["message"], "login_success", "{body}");
+
+    // B knows the session A made.
+    let page = b.dashboard(&http, &session, "text/html").await;
+    assert_eq!(page.status(), StatusCode::OK, "dashboard on B");
+    let html = page.text().await.expect("dashboard body");
+    assert!(html.contains(email), "B shows the user's email: {html}");
+    assert_eq!(
+        a.dashboard(&http, &session, "application/json")
+            .await
+            .status(),
+        StatusCode::OK,
+        "still signed in on A"
+    );
+
+    // Signing out on B ends the session on A too.
+    let logout = http
+        .post(b.url("/logout"))
+        .header(COOKIE, format!("{COOKIE_NAME}={session}"))
+        .send()
+        .await
+        .expect("logout on B");
+    assert_eq!(logout.status(), StatusCode::SEE_OTHER, "logout on B");
+    for (instance, server) in [("A", &a), ("B", &b)] {
+        assert_eq!(
+            server
+                .dashboard(&http, &session, "application/json")
+                .await
+                .status(),
+            StatusCode::UNAUTHORIZED,
+            "the signed-out cookie no longer works on {instance}"
+        );
+    }
+    assert_eq!(
+        a.dashboard(&http, &session, "text/html").await.status(),
+        StatusCode::SEE_OTHER,
+        "a browser on A is sent to sign in"
+    );
+}
+
+#[tokio::test]
+async fn login_throttle_counts_failures_on_every_instance() {
+    let email = "ada@example.org";
+    let db = database_with_user(email).await;
+    let http = http_client();
+    let (a, b) = two_instances(&db, &http).await;
+
+    for (server, failures) in [(&a, 3), (&b, 2)] {
+        for i in 1..=failures {
+            let response = server.login(&http, email, "not the password at all").await;
+            assert_eq!(
+                response.status(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "failure {i} on instance {} is counted, not refused",
+                server.name
+            );
+        }
+    }
+
+    for server in [&a, &b] {
+        let response = server.login(&http, email, PASSWORD).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::TOO_MANY_REQUESTS,
+            "after 3 failures on A and 2 on B, instance {} refuses even the right password",
+            server.name
+        );
+        let retry_after: u64 = response
+            .headers()
+            .get(RETRY_AFTER)
+            .unwrap_or_else(|| panic!("Retry-After from instance {}", server.name))
+            .to_str()
+            .expect("ASCII Retry-After")
+            .parse()
+            .expect("Retry-After in seconds");
+        assert!(
+            (1..=60).contains(&retry_after),
+            "Retry-After {retry_after} within the window"
+        );
+        let body: Value = response.json().await.expect("JSON throttle answer");
+        assert_eq!(body["message"], "auth_throttle", "{body}");
+        assert_eq!(body["retry_after"], json!(retry_after), "{body}");
+    }
+}
