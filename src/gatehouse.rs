@@ -16,9 +16,10 @@ use crate::config::Settings;
 use crate::db::Db;
 use crate::error::AuthError;
 use crate::events::{AuthEventListener, Events};
+use crate::i18n::Catalog;
 use crate::intents::{self, DefaultDispenser, IntentDispenser, OrgSetupHandler};
 use crate::mail::{Composer, Mailer};
-use crate::screens;
+use crate::screens::{self, Screens};
 use crate::security::{is_screen_path, screen_headers};
 use crate::session::{wants_html, Session};
 use crate::state::{GatehouseState, HostRoutes};
@@ -102,6 +103,7 @@ impl Gatehouse {
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
         let auth = &settings.auth;
+        let catalog = Arc::new(Catalog::load()?);
         Ok(GatehouseState {
             hasher: PasswordHasher::new(auth.hash),
             throttle: Throttle::new(
@@ -117,7 +119,20 @@ impl Gatehouse {
                 auth.throttle_window_seconds,
             ),
             mailer: Mailer::start(&settings.mail)?,
-            composer: Arc::new(Composer::new(&settings.mail_sender_name())?),
+            composer: Arc::new(Composer::new(
+                &settings.mail_sender_name(),
+                catalog.clone(),
+            )?),
+            screens: Arc::new(Screens::load(
+                settings.templates_dir.as_deref(),
+                catalog,
+                routes.clone(),
+                settings
+                    .public_dir
+                    .join("assets/ci/logo-full.svg")
+                    .is_file(),
+                settings.auth.password_min_length,
+            )?),
             settings: Arc::new(settings),
             db,
             events: self.events.clone(),
@@ -166,6 +181,8 @@ impl Fairing for Gatehouse {
                         screens::org_setup,
                         screens::logout_confirm,
                         logo,
+                        screens::script,
+                        screens::stylesheet,
                     ],
                 )
                 .register("/", catchers![unauthorized, forbidden, server_error])),

@@ -40,6 +40,8 @@ pub struct GatehouseState {
     pub mailer: crate::mail::Mailer,
     /// Renders notifications.
     pub composer: Arc<crate::mail::Composer>,
+    /// Renders the screens.
+    pub screens: Arc<crate::screens::Screens>,
     /// Host listeners for authentication events.
     pub events: Events,
     /// Chooses what a signed-in user does next.

@@ -1,7 +1,7 @@
 //! Wording in the user's language, from the Fluent files in `i18n/<lang>/`
 //! (embedded in the binary). English is the default and the fallback.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
@@ -62,17 +62,33 @@ impl Language {
     }
 }
 
+macro_rules! ftl {
+    ($lang:literal) => {
+        &[
+            include_str!(concat!("../../i18n/", $lang, "/common.ftl")),
+            include_str!(concat!("../../i18n/", $lang, "/login.ftl")),
+            include_str!(concat!("../../i18n/", $lang, "/forgotPassword.ftl")),
+            include_str!(concat!("../../i18n/", $lang, "/setPassword.ftl")),
+            include_str!(concat!("../../i18n/", $lang, "/orgSetup.ftl")),
+            include_str!(concat!("../../i18n/", $lang, "/logout.ftl")),
+            include_str!(concat!("../../i18n/", $lang, "/messages.ftl")),
+            include_str!(concat!("../../i18n/", $lang, "/mail.ftl")),
+        ]
+    };
+}
+
 /// The embedded `.ftl` sources of one language.
 fn sources(language: Language) -> &'static [&'static str] {
     match language {
-        Language::En => &[include_str!("../../i18n/en/mail.ftl")],
-        Language::De => &[include_str!("../../i18n/de/mail.ftl")],
+        Language::En => ftl!("en"),
+        Language::De => ftl!("de"),
     }
 }
 
 /// Every message of every language, parsed once.
 pub struct Catalog {
     bundles: HashMap<Language, FluentBundle<FluentResource>>,
+    ids: HashMap<Language, Vec<String>>,
 }
 
 impl Catalog {
@@ -80,19 +96,25 @@ impl Catalog {
     /// build defect, reported here with the language.
     pub fn load() -> Result<Self, String> {
         let mut bundles = HashMap::new();
+        let mut ids: HashMap<Language, Vec<String>> = HashMap::new();
         for language in Language::ALL {
             let mut bundle = FluentBundle::new_concurrent(vec![language.id()]);
             bundle.set_use_isolating(false);
             for source in sources(language) {
                 let resource = FluentResource::try_new((*source).to_owned())
                     .map_err(|(_, errors)| format!("i18n/{}: {errors:?}", language.tag()))?;
+                let names = resource.entries().filter_map(|entry| match entry {
+                    fluent_syntax::ast::Entry::Message(m) => Some(m.id.name.to_owned()),
+                    _ => None,
+                });
+                ids.entry(language).or_default().extend(names);
                 bundle
                     .add_resource(resource)
                     .map_err(|errors| format!("i18n/{}: {errors:?}", language.tag()))?;
             }
             bundles.insert(language, bundle);
         }
-        Ok(Self { bundles })
+        Ok(Self { bundles, ids })
     }
 
     /// The message `id` in `language` (falling back to English, then to the id
@@ -114,6 +136,31 @@ impl Catalog {
             }
         }
         id.to_owned()
+    }
+
+    /// Every message whose id starts with `prefix`, keyed by the rest of the
+    /// id with `-` turned into `_` (`login-title` → `title`), for templates.
+    pub fn group(
+        &self,
+        language: Language,
+        prefix: &str,
+        args: &[(&str, &str)],
+    ) -> BTreeMap<String, String> {
+        let Some(ids) = self.ids.get(&Language::En) else {
+            return BTreeMap::new();
+        };
+        ids.iter()
+            .filter_map(|id| id.strip_prefix(prefix).map(|rest| (id, rest)))
+            .map(|(id, rest)| (rest.replace('-', "_"), self.text(language, id, args)))
+            .collect()
+    }
+
+    /// The message ids of `language`.
+    pub fn ids(&self, language: Language) -> &[String] {
+        self.ids
+            .get(&language)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 
     /// Whether `id` exists in `language` itself (no fallback).
@@ -175,13 +222,12 @@ mod tests {
     }
 
     #[test]
-    fn every_english_mail_message_is_translated() {
+    fn every_english_message_is_translated() {
         let catalog = Catalog::load().unwrap();
-        for line in include_str!("../../i18n/en/mail.ftl").lines() {
-            if let Some((id, _)) = line.split_once(" = ") {
-                assert!(catalog.has(Language::De, id.trim()), "de lacks {id}");
-            }
+        for id in catalog.ids(Language::En) {
+            assert!(catalog.has(Language::De, id), "de lacks {id}");
         }
+        assert!(catalog.ids(Language::En).len() > 50);
         assert_eq!(
             catalog.text(Language::De, "mail-reset-greeting", &[("name", "Ada")]),
             "Hallo Ada,"

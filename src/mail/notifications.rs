@@ -21,7 +21,7 @@ pub struct Notification {
 /// Renders notifications.
 pub struct Composer {
     tera: Tera,
-    catalog: Catalog,
+    catalog: std::sync::Arc<Catalog>,
     app_name: String,
 }
 
@@ -46,14 +46,14 @@ const TEMPLATES: [(&str, &str); 4] = [
 
 impl Composer {
     /// Loads the embedded templates and messages.
-    pub fn new(app_name: &str) -> Result<Self, String> {
+    pub fn new(app_name: &str, catalog: std::sync::Arc<Catalog>) -> Result<Self, String> {
         let mut tera = Tera::default();
         tera.add_raw_templates(TEMPLATES)
             .map_err(|e| format!("mail templates: {e}"))?;
         tera.autoescape_on(vec![".html"]);
         Ok(Self {
             tera,
-            catalog: Catalog::load()?,
+            catalog,
             app_name: app_name.to_owned(),
         })
     }

@@ -1,41 +1,57 @@
-//! Server-rendered screens. Each works without JavaScript: forms post to the
-//! `/auth/*` endpoints, which answer a form post with a 303 to the next screen
-//! and leave their message in the session's flash.
+//! Server-rendered screens (Tera + Fluent, en and de). Each works without
+//! JavaScript: forms post to the `/auth/*` endpoints, which answer a form post
+//! with a 303 to the next screen and leave their message in the session's
+//! one-time flash. `/gatehouse/app.js` upgrades the forms to JSON calls.
 
-mod page;
+mod assets;
+mod render;
+
+pub use assets::{script, stylesheet};
+pub use render::{Screen, Screens, View};
 
 use rocket::response::content::RawHtml;
 use rocket::response::Redirect;
 use rocket::{get, State};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::error::AuthError;
+use crate::i18n::Language;
+use crate::intents::{CompanySize, JobFunction};
 use crate::security::same_site_path;
 use crate::session::{AuthUser, Guest, Session, INTENDED_KEY};
 use crate::state::GatehouseState;
-use page::{Field, Page};
+
+type Html = Result<RawHtml<String>, AuthError>;
+
+/// Notices a screen may show from its query string (after a script-driven step).
+fn notice(code: Option<&str>) -> Option<&'static str> {
+    match code {
+        Some("reset_success") => Some("reset_success"),
+        Some("reset_link_sent") => Some("reset_link_sent"),
+        _ => None,
+    }
+}
 
 /// `GET /login`: the sign-in screen. `?redirect=/path` sets where to go after
 /// signing in, for same-site paths only.
-#[get("/login?<redirect>")]
+#[get("/login?<redirect>&<notice>")]
 pub fn login(
     _guest: Guest,
     session: Session,
+    language: Language,
     gh: &State<GatehouseState>,
     redirect: Option<&str>,
-) -> RawHtml<String> {
+    notice: Option<&str>,
+) -> Html {
     if let Some(path) = redirect.and_then(same_site_path) {
         session.insert(INTENDED_KEY, Value::String(gh.settings.absolute(path)));
     }
-    let flash = session.take_flash();
-    Page::new("Sign in", gh, flash.as_ref())
-        .form("/auth/login")
-        .field(Field::text("email", "Email", "email", "username"))
-        .field(Field::password("password", "Password", "current-password"))
-        .checkbox("remember", "Keep me signed in")
-        .submit("Sign in")
-        .link("/login/forgot-password", "Forgot your password?")
-        .render()
+    let view = View {
+        flash: session.take_flash(),
+        notice: self::notice(notice),
+        ..View::default()
+    };
+    gh.screens.render(Screen::Login, language, view)
 }
 
 /// `GET /login` for a signed-in browser: straight to `dashboard`.
@@ -46,69 +62,28 @@ pub fn login_signed_in(gh: &State<GatehouseState>, _redirect: Option<&str>) -> R
 
 /// `GET /login/org-setup`: the organisation set-up screen.
 #[get("/login/org-setup")]
-pub fn org_setup(user: AuthUser, session: Session, gh: &State<GatehouseState>) -> RawHtml<String> {
-    let flash = session.take_flash();
-    Page::new("Set up your organisation", gh, flash.as_ref())
-        .intro(&format!(
-            "Welcome, {}. Tell us about your organisation.",
-            user.name
-        ))
-        .form("/auth/intents/org-setup")
-        .field(Field::text(
-            "org_name",
-            "Organisation name",
-            "text",
-            "organization",
-        ))
-        .select(
-            "legal_form",
-            "Legal form",
-            &[("1", "Company"), ("2", "Individual")],
-        )
-        .select(
-            "company_size",
-            "Company size",
-            &[
-                ("solo", "Just me"),
-                ("small", "2–10"),
-                ("growing", "11–50"),
-                ("mid_market", "51–500"),
-                ("enterprise", "500+"),
-            ],
-        )
-        .select(
-            "function",
-            "Your role",
-            &[
-                ("developer", "Developer"),
-                ("tech_lead", "Tech lead"),
-                ("architect", "Architect"),
-                ("executive", "Executive"),
-                ("other", "Other"),
-            ],
-        )
-        .field(Field::text(
-            "billing_email",
-            "Billing email (optional)",
-            "email",
-            "email",
-        ))
-        .checkbox("marketing_consent", "Send me product news")
-        .submit("Continue")
-        .render()
+pub fn org_setup(
+    user: AuthUser,
+    session: Session,
+    language: Language,
+    gh: &State<GatehouseState>,
+) -> Html {
+    let view = View {
+        flash: session.take_flash(),
+        args: vec![("name", user.name.clone())],
+        extra: vec![
+            ("sizes", json!(CompanySize::ALL)),
+            ("functions", json!(JobFunction::ALL)),
+        ],
+        ..View::default()
+    };
+    gh.screens.render(Screen::OrgSetup, language, view)
 }
 
 /// `GET /logout`: asks before signing out.
 #[get("/logout")]
-pub fn logout_confirm(
-    _user: AuthUser,
-    gh: &State<GatehouseState>,
-) -> Result<RawHtml<String>, AuthError> {
-    Ok(Page::new("Sign out", gh, None)
-        .intro("Do you want to sign out?")
-        .form("/logout")
-        .submit("Sign out")
-        .render())
+pub fn logout_confirm(_user: AuthUser, language: Language, gh: &State<GatehouseState>) -> Html {
+    gh.screens.render(Screen::Logout, language, View::default())
 }
 
 /// `GET /login/forgot-password`: asks for the address to send a reset link to.
@@ -116,16 +91,14 @@ pub fn logout_confirm(
 pub fn forgot_password(
     _guest: Guest,
     session: Session,
+    language: Language,
     gh: &State<GatehouseState>,
-) -> RawHtml<String> {
-    let flash = session.take_flash();
-    Page::new("Forgot your password?", gh, flash.as_ref())
-        .intro("Enter your address and we will mail you a link to choose a new password.")
-        .form("/auth/forgot-password")
-        .field(Field::text("email", "Email", "email", "username"))
-        .submit("Send reset link")
-        .link("/login", "Back to sign in")
-        .render()
+) -> Html {
+    let view = View {
+        flash: session.take_flash(),
+        ..View::default()
+    };
+    gh.screens.render(Screen::ForgotPassword, language, view)
 }
 
 /// `GET /login/forgot-password` for a signed-in browser.
@@ -140,23 +113,18 @@ pub fn forgot_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
 pub fn set_password(
     _guest: Guest,
     session: Session,
+    language: Language,
     gh: &State<GatehouseState>,
     token: &str,
     email: &str,
-) -> RawHtml<String> {
-    let flash = session.take_flash();
-    Page::new("Choose a new password", gh, flash.as_ref())
-        .form("/auth/reset-password")
-        .hidden("token", token)
-        .hidden("email", email)
-        .field(Field::password("password", "New password", "new-password"))
-        .field(Field::password(
-            "password_confirmation",
-            "Repeat the new password",
-            "new-password",
-        ))
-        .submit("Save password")
-        .render()
+) -> Html {
+    let view = View {
+        flash: session.take_flash(),
+        args: vec![("min", gh.settings.auth.password_min_length.to_string())],
+        extra: vec![("token", json!(token)), ("email", json!(email))],
+        ..View::default()
+    };
+    gh.screens.render(Screen::SetPassword, language, view)
 }
 
 /// `GET /login/set-password/...` for a signed-in browser.

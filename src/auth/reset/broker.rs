@@ -6,47 +6,61 @@ use sqlx::Row;
 use subtle::ConstantTimeEq;
 
 use crate::clock::unix_now;
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Dialect};
 use crate::domain::{sha256_hex, Email, SecretToken};
 
 /// Issues a new token for `email`, unless one was issued less than
 /// `quiet_seconds` ago (then `None`: no new mail).
+///
+/// Atomic: of two overlapping requests for one address, only one issues a
+/// token, so a double submit neither sends two mails nor voids the first
+/// link. A quiet period of 0 lets every request replace the token.
 pub async fn issue(
     db: &Db,
     email: &Email,
     quiet_seconds: u32,
 ) -> Result<Option<SecretToken>, DbError> {
     let d = db.dialect();
-    let sql = format!(
-        "SELECT {} AS issued FROM password_reset_tokens WHERE email = $1",
-        d.epoch_of("created_at")
-    );
-    let existing = db
-        .fetch_optional(sqlx::query(d.placeholders(&sql)).bind(email.as_str().to_owned()))
-        .await?;
-    if let Some(row) = existing {
-        let issued: i64 = row.try_get("issued")?;
-        if unix_now() - issued < i64::from(quiet_seconds) {
-            return Ok(None);
-        }
-    }
     let token = SecretToken::generate();
     let mut tx = db.pool().begin().await?;
-    sqlx::query(d.placeholders("DELETE FROM password_reset_tokens WHERE email = $1"))
+    // Only a token past the quiet period makes way for a new one.
+    let stale = format!(
+        "DELETE FROM password_reset_tokens WHERE email = $1 \
+         AND (created_at IS NULL OR {} <= $2)",
+        d.epoch_of("created_at")
+    );
+    // PostgreSQL rounds `created_at` to the second, possibly up: with no quiet
+    // period, any token goes.
+    let cutoff = match quiet_seconds {
+        0 => i64::MAX,
+        quiet => unix_now() - i64::from(quiet),
+    };
+    sqlx::query(d.placeholders(&stale))
         .bind(email.as_str().to_owned())
+        .bind(cutoff)
         .execute(&mut *tx)
         .await?;
-    let insert = format!(
-        "INSERT INTO password_reset_tokens (email, token, created_at) VALUES ($1, $2, {})",
-        d.now_utc()
-    );
-    sqlx::query(d.placeholders(&insert))
+    // A live token still there (or inserted meanwhile) wins: nothing inserted.
+    let insert = match d {
+        Dialect::MySql => format!(
+            "INSERT IGNORE INTO password_reset_tokens (email, token, created_at) \
+             VALUES ($1, $2, {})",
+            d.now_utc()
+        ),
+        _ => format!(
+            "INSERT INTO password_reset_tokens (email, token, created_at) \
+             VALUES ($1, $2, {}) ON CONFLICT (email) DO NOTHING",
+            d.now_utc()
+        ),
+    };
+    let inserted = sqlx::query(d.placeholders(&insert))
         .bind(email.as_str().to_owned())
         .bind(token.digest())
         .execute(&mut *tx)
-        .await?;
+        .await?
+        .rows_affected();
     tx.commit().await?;
-    Ok(Some(token))
+    Ok((inserted == 1).then_some(token))
 }
 
 /// Whether `token` is the live token of `email`. Consumes nothing.

@@ -1,0 +1,6 @@
+login-title = Anmelden
+login-email = E-Mail
+login-password = Passwort
+login-remember = Angemeldet bleiben
+login-submit = Anmelden
+login-forgot = Passwort vergessen?

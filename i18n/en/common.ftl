@@ -1,0 +1,5 @@
+common-language = Language
+common-terms = Terms
+common-privacy = Privacy
+common-cookies = Cookies
+common-home = Home

@@ -1,0 +1,269 @@
+//! Rendering the screens: Tera templates (embedded, or the host's
+//! `templates_dir`) filled with Fluent wording in the request's language.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use rocket::response::content::RawHtml;
+use serde::Serialize;
+use serde_json::Value;
+use tera::{Context, Tera};
+
+use crate::error::AuthError;
+use crate::i18n::{Catalog, Language};
+use crate::state::HostRoutes;
+
+/// The screens, each with its template and its Fluent message group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    /// `GET /login`.
+    Login,
+    /// `GET /login/forgot-password`.
+    ForgotPassword,
+    /// `GET /login/set-password/<token>/<email>`.
+    SetPassword,
+    /// `GET /login/org-setup`.
+    OrgSetup,
+    /// `GET /logout`.
+    Logout,
+}
+
+impl Screen {
+    fn template(self) -> &'static str {
+        match self {
+            Self::Login => "login.html",
+            Self::ForgotPassword => "forgot-password.html",
+            Self::SetPassword => "set-password.html",
+            Self::OrgSetup => "org-setup.html",
+            Self::Logout => "logout.html",
+        }
+    }
+
+    fn group(self) -> &'static str {
+        match self {
+            Self::Login => "login-",
+            Self::ForgotPassword => "forgotPassword-",
+            Self::SetPassword => "setPassword-",
+            Self::OrgSetup => "orgSetup-",
+            Self::Logout => "logout-",
+        }
+    }
+}
+
+const EMBEDDED: [(&str, &str); 7] = [
+    (
+        "base.html",
+        include_str!("../../templates/screens/base.html"),
+    ),
+    (
+        "macros.html",
+        include_str!("../../templates/screens/macros.html"),
+    ),
+    (
+        "login.html",
+        include_str!("../../templates/screens/login.html"),
+    ),
+    (
+        "forgot-password.html",
+        include_str!("../../templates/screens/forgot-password.html"),
+    ),
+    (
+        "set-password.html",
+        include_str!("../../templates/screens/set-password.html"),
+    ),
+    (
+        "org-setup.html",
+        include_str!("../../templates/screens/org-setup.html"),
+    ),
+    (
+        "logout.html",
+        include_str!("../../templates/screens/logout.html"),
+    ),
+];
+
+#[derive(Serialize)]
+struct LanguageLink {
+    tag: &'static str,
+    label: &'static str,
+    current: bool,
+}
+
+#[derive(Serialize)]
+struct FooterLink {
+    href: String,
+    label: String,
+}
+
+/// Renders screens; built once at ignite.
+pub struct Screens {
+    tera: Tera,
+    catalog: Arc<Catalog>,
+    routes: HostRoutes,
+    logo: bool,
+    min_password: usize,
+}
+
+/// What one screen shows besides its wording.
+#[derive(Default)]
+pub struct View {
+    /// The flash left by the last form post (`message`, `errors`, …), if any.
+    pub flash: Option<Value>,
+    /// A message code to show when there is no flash (`?notice=`).
+    pub notice: Option<&'static str>,
+    /// Extra template variables.
+    pub extra: Vec<(&'static str, Value)>,
+    /// Arguments for the screen's messages (`name`, …).
+    pub args: Vec<(&'static str, String)>,
+}
+
+impl Screens {
+    /// Loads the templates: the embedded set, or `templates_dir` when given
+    /// (every `*.html` there replaces the embedded file of the same name).
+    pub fn load(
+        templates_dir: Option<&Path>,
+        catalog: Arc<Catalog>,
+        routes: HostRoutes,
+        logo: bool,
+        min_password: usize,
+    ) -> Result<Self, String> {
+        let mut tera = Tera::default();
+        tera.add_raw_templates(EMBEDDED)
+            .map_err(|e| format!("screen templates: {e:?}"))?;
+        if let Some(dir) = templates_dir {
+            let entries = std::fs::read_dir(dir).map_err(|e| {
+                format!(
+                    "invalid configuration `templates_dir`: {}: {e}",
+                    dir.display()
+                )
+            })?;
+            let mut files = Vec::new();
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "html") {
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    files.push((path, Some(name)));
+                }
+            }
+            tera.add_template_files(files)
+                .map_err(|e| format!("invalid configuration `templates_dir`: {e:?}"))?;
+        }
+        Ok(Self {
+            tera,
+            catalog,
+            routes,
+            logo,
+            min_password,
+        })
+    }
+
+    /// The server message `code` in `language`, with its arguments filled in.
+    pub fn message(&self, language: Language, code: &str, flash: Option<&Value>) -> String {
+        let seconds = flash
+            .and_then(|f| f.get("retry_after"))
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "{seconds}".into());
+        let min = self.min_password.to_string();
+        self.catalog.text(
+            language,
+            &format!("msg-{code}"),
+            &[("seconds", &seconds), ("min", &min)],
+        )
+    }
+
+    /// Every server message, for the script (`{seconds}` left as a placeholder).
+    fn messages_json(&self, language: Language) -> String {
+        let min = self.min_password.to_string();
+        let all = self
+            .catalog
+            .group(language, "msg-", &[("seconds", "{seconds}"), ("min", &min)]);
+        // Safe inside <script>: no `<` can close the element.
+        serde_json::to_string(&all)
+            .unwrap_or_default()
+            .replace('<', "\\u003c")
+    }
+
+    /// Renders `screen` in `language`.
+    pub fn render(
+        &self,
+        screen: Screen,
+        language: Language,
+        view: View,
+    ) -> Result<RawHtml<String>, AuthError> {
+        let args: Vec<(&str, &str)> = view.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let flash = view.flash.as_ref();
+        let code = flash
+            .and_then(|f| f.get("message"))
+            .and_then(Value::as_str)
+            .or(view.notice);
+        let success = matches!(code, Some("reset_link_sent" | "reset_success"));
+        let mut errors = BTreeMap::new();
+        if let Some(Value::Object(fields)) = flash.and_then(|f| f.get("errors")) {
+            for (field, codes) in fields {
+                if let Some(first) = codes
+                    .as_array()
+                    .and_then(|c| c.first())
+                    .and_then(Value::as_str)
+                {
+                    errors.insert(field.clone(), self.message(language, first, flash));
+                }
+            }
+        }
+        let message = code.map(|c| self.message(language, c, flash));
+        // A field error that repeats the form message is announced once.
+        errors.retain(|_, words| message.as_ref() != Some(words));
+        let mut context = Context::new();
+        context.insert("lang", language.tag());
+        context.insert("t", &self.catalog.group(language, screen.group(), &args));
+        context.insert("common", &self.catalog.group(language, "common-", &[]));
+        context.insert("message", &message);
+        context.insert("message_kind", if success { "success" } else { "error" });
+        context.insert("errors", &errors);
+        context.insert("values", &BTreeMap::<String, String>::new());
+        context.insert("logo", &self.logo);
+        context.insert("messages_json", &self.messages_json(language));
+        context.insert("languages", &self.languages(language));
+        context.insert("footer", &self.footer(language));
+        context.insert("dashboard", &self.routes.dashboard);
+        for (key, value) in view.extra {
+            context.insert(key, &value);
+        }
+        self.tera
+            .render(screen.template(), &context)
+            .map(RawHtml)
+            .map_err(|e| AuthError::Internal(format!("screen {}: {e:?}", screen.template())))
+    }
+
+    fn languages(&self, current: Language) -> Vec<LanguageLink> {
+        Language::ALL
+            .into_iter()
+            .map(|l| LanguageLink {
+                tag: l.tag(),
+                label: match l {
+                    Language::En => "English",
+                    Language::De => "Deutsch",
+                },
+                current: l == current,
+            })
+            .collect()
+    }
+
+    fn footer(&self, language: Language) -> Vec<FooterLink> {
+        [
+            ("common-terms", &self.routes.terms),
+            ("common-privacy", &self.routes.privacy),
+            ("common-cookies", &self.routes.cookies),
+        ]
+        .into_iter()
+        .filter_map(|(id, path)| {
+            path.as_ref().map(|href| FooterLink {
+                href: href.clone(),
+                label: self.catalog.text(language, id, &[]),
+            })
+        })
+        .collect()
+    }
+}

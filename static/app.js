@@ -1,0 +1,97 @@
+// Gatehouse screens: upgrades the forms to the JSON endpoints and follows the
+// intent loop. Without this script every form still works by plain posts.
+(function () {
+  "use strict";
+  var source = document.getElementById("gatehouse-messages");
+  var messages = source ? JSON.parse(source.textContent) : {};
+
+  function text(code, data) {
+    var words = messages[code] || code;
+    var seconds = data && data.retry_after !== undefined ? String(data.retry_after) : "";
+    return words.replace("{seconds}", seconds);
+  }
+
+  function show(kind, words) {
+    var box = document.getElementById("form-message");
+    if (!box) return;
+    box.className = "form-message " + kind;
+    box.textContent = words;
+  }
+
+  function clearErrors(form) {
+    form.querySelectorAll(".field-error").forEach(function (p) { p.textContent = ""; });
+    form.querySelectorAll("[aria-invalid]").forEach(function (el) { el.removeAttribute("aria-invalid"); });
+    show("", "");
+  }
+
+  function showErrors(form, data) {
+    var errors = (data && data.errors) || {};
+    var first = null;
+    Object.keys(errors).forEach(function (field) {
+      var codes = errors[field] || [];
+      var target = document.getElementById(field + "-error");
+      if (target && codes.length) target.textContent = text(codes[0], data);
+      var input = form.querySelector("[name='" + field + "']:not([type=hidden])");
+      if (input) {
+        input.setAttribute("aria-invalid", "true");
+        if (!first) first = input;
+      }
+    });
+    show("error", text((data && data.message) || "server_error", data));
+    if (first) first.focus();
+  }
+
+  function follow(next) {
+    if (!next) return;
+    if (next.kind === "redirect") window.location.assign(next.payload.target);
+    else if (next.kind === "org_setup") window.location.assign("/login/org-setup");
+  }
+
+  function fields(form) {
+    var body = {};
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name) return;
+      if (el.type === "checkbox") body[el.name] = el.checked;
+      else if (el.type === "radio") { if (el.checked) body[el.name] = Number(el.value); }
+      else body[el.name] = el.value;
+    });
+    return body;
+  }
+
+  function succeeded(form, data) {
+    switch (form.dataset.gatehouse) {
+      case "login": return follow(data.next);
+      case "forgot": form.reset(); return show("success", text("reset_link_sent"));
+      case "set-password": return window.location.assign("/login?notice=reset_success");
+      case "org-setup":
+        if (data.status === "satisfied") return follow(data.next);
+        if (data.status === "needs_more_input") return show("error", text("needs_more_input"));
+        return showErrors(form, { message: "error", errors: data.errors });
+    }
+  }
+
+  document.querySelectorAll("form[data-gatehouse]").forEach(function (form) {
+    if (form.dataset.gatehouse === "logout") return;
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var button = form.querySelector("button[type=submit]");
+      clearErrors(form);
+      if (button) button.disabled = true;
+      fetch(form.getAttribute("action"), {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "Accept": "application/json" },
+        body: JSON.stringify(fields(form))
+      }).then(function (response) {
+        return response.json().catch(function () { return {}; }).then(function (data) {
+          if (response.ok) succeeded(form, data);
+          else showErrors(form, data);
+        });
+      }).catch(function () {
+        show("error", text("server_error"));
+      }).then(function () {
+        if (button) button.disabled = false;
+      });
+    });
+  });
+})();
