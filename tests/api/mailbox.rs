@@ -103,8 +103,8 @@ pub async fn wait_for_mails(dir: &Path, n: usize) -> Vec<Mail> {
     }
 }
 
-/// The complete messages in `dir` (a file still being written is skipped),
-/// oldest first.
+/// The complete messages among the files of `dir` (a file still being
+/// written is skipped), oldest first.
 pub fn read_mails(dir: &Path) -> Vec<Mail> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -113,7 +113,6 @@ pub fn read_mails(dir: &Path) -> Vec<Mail> {
         .filter_map(Result::ok)
         .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
         .map(|e| e.path())
-        .filter(|p| p.extension().is_none_or(|ext| ext == "eml"))
         .map(|p| {
             let modified = std::fs::metadata(&p)
                 .and_then(|m| m.modified())
@@ -354,12 +353,17 @@ pub const CHANGED_SUBJECT: &str = "Your password was changed";
 
 /// Asks for a reset link for `email` and answers the mailed link.
 pub async fn request_link(app: &TestApp, mailbox: &Mailbox, email: &str) -> ResetLink {
+    request_link_via(&app.client, mailbox, email).await
+}
+
+/// Asks for a reset link for `email` from a guest on `client`.
+pub async fn request_link_via(client: &Client, mailbox: &Mailbox, email: &str) -> ResetLink {
     let before = mailbox
         .mails()
         .iter()
         .filter(|m| m.to == email && m.subject == RESET_SUBJECT)
         .count();
-    assert_eq!(forgot(&app.client, email).await.status(), Status::Ok);
+    assert_eq!(forgot(client, email).await.status(), Status::Ok);
     let deadline = Instant::now() + MAIL_TIMEOUT;
     loop {
         let mails: Vec<Mail> = mailbox
