@@ -134,11 +134,11 @@ impl Input {
 
     /// A required text field; records `required` when absent or blank.
     pub fn required_text(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
-        let before = errors.is_empty();
+        let before = errors.count(name);
         match self.text(name, errors) {
             Some(s) if !s.trim().is_empty() => Some(s),
             _ => {
-                if before == errors.is_empty() {
+                if errors.count(name) == before {
                     errors.add(name, "required");
                 }
                 None

@@ -33,6 +33,11 @@ impl FieldErrors {
             .push(code.to_owned());
     }
 
+    /// How many codes `field` has.
+    pub fn count(&self, field: &str) -> usize {
+        self.0.get(field).map_or(0, Vec::len)
+    }
+
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

@@ -113,7 +113,7 @@ impl OrgSetupRequest {
                 None
             }
             None => {
-                if !errors_for(&errors, "legal_form") {
+                if errors.count("legal_form") == 0 {
                     errors.add("legal_form", "required");
                 }
                 None
@@ -145,10 +145,6 @@ impl OrgSetupRequest {
             _ => Err(AuthError::Validation(errors)),
         }
     }
-}
-
-fn errors_for(errors: &FieldErrors, field: &str) -> bool {
-    errors.to_json().get(field).is_some()
 }
 
 fn choice<T>(

@@ -529,7 +529,10 @@ impl SmtpServer {
         if !probe.status.success() {
             return Err(format!(
                 "aiosmtpd is not installed (python3 -m pip install aiosmtpd): {}",
-                String::from_utf8_lossy(&probe.stderr).trim()
+                String::from_utf8_lossy(&probe.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
             ));
         }
         let maildir = tempfile::tempdir().map_err(|e| e.to_string())?;

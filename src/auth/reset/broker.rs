@@ -82,8 +82,9 @@ pub async fn is_live(
         return Ok(false);
     };
     let stored: String = row.try_get("token")?;
-    let issued: i64 = row.try_get("issued")?;
-    let fresh = unix_now() - issued < i64::from(lifetime_minutes) * 60;
+    // A row without `created_at` (possible in a Laravel database) never counts as live.
+    let issued: Option<i64> = row.try_get("issued")?;
+    let fresh = issued.is_some_and(|issued| unix_now() - issued < i64::from(lifetime_minutes) * 60);
     let matches = bool::from(stored.as_bytes().ct_eq(sha256_hex(token).as_bytes()));
     Ok(fresh && matches)
 }
@@ -105,7 +106,7 @@ pub async fn consume(db: &Db, email: &Email, token: &str) -> Result<bool, DbErro
 pub async fn sweep(db: &Db, lifetime_minutes: u32) -> Result<u64, DbError> {
     let d = db.dialect();
     let sql = format!(
-        "DELETE FROM password_reset_tokens WHERE {} < $1",
+        "DELETE FROM password_reset_tokens WHERE created_at IS NULL OR {} < $1",
         d.epoch_of("created_at")
     );
     db.execute(
