@@ -26,18 +26,21 @@
 
   function showErrors(form, data) {
     var errors = (data && data.errors) || {};
+    var summary = text((data && data.message) || "server_error", data);
     var first = null;
     Object.keys(errors).forEach(function (field) {
       var codes = errors[field] || [];
       var target = document.getElementById(field + "-error");
-      if (target && codes.length) target.textContent = text(codes[0], data);
+      var words = codes.length ? text(codes[0], data) : "";
+      // A field error that repeats the form message is announced once.
+      if (target && words !== summary) target.textContent = words;
       var input = form.querySelector("[name='" + field + "']:not([type=hidden])");
       if (input) {
         input.setAttribute("aria-invalid", "true");
         if (!first) first = input;
       }
     });
-    show("error", text((data && data.message) || "server_error", data));
+    show("error", summary);
     if (first) first.focus();
   }
 

@@ -1,0 +1,626 @@
+//! The screens in a real browser: headless chromium, driven through
+//! chromedriver, against the real `gatehouse serve` on a fresh database
+//! (SQLite, or a PostgreSQL schema when `GATEHOUSE_TEST_DATABASE_URL` is set).
+//!
+//! Every flow runs twice: with JavaScript off (form posts and 303s) and on
+//! (the screens' script makes JSON calls). Tests find elements by the screens'
+//! DOM contract only: forms post to `/auth/...`, inputs have `id` = `name` =
+//! the field name, the form-level message is `#form-message`, a field's error
+//! `#<field>-error`, the logo `img.logo`.
+//!
+//! chromium and chromedriver come from Debian (`apt-get install chromium
+//! chromium-driver`). Without them the tests are skipped with a message, and
+//! fail when `CI` is set. `GATEHOUSE_SCREENSHOTS=1` also saves a screenshot of
+//! every screen to `docs/screenshots/`.
+
+mod common;
+#[path = "browser/harness.rs"]
+mod harness;
+
+use std::path::Path;
+
+use common::PASSWORD;
+use harness::{tools, Browser, BrowserOptions, Js, Site, SiteOptions, Tools};
+use serde_json::{json, Value};
+
+const EMAIL: &str = "ada@example.org";
+const NAME: &str = "Ada Lovelace";
+const WRONG_PASSWORD: &str = "not the password at all";
+const NEW_PASSWORD: &str = "violet gearwheels hum at midnight";
+
+/// One test function per behaviour, run as `<name>::with_js` and
+/// `<name>::without_js`.
+macro_rules! with_and_without_js {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn with_js() {
+                super::$name(super::Js::On).await
+            }
+
+            #[tokio::test]
+            async fn without_js() {
+                super::$name(super::Js::Off).await
+            }
+        }
+    )*};
+}
+
+with_and_without_js!(
+    sign_in_leads_a_new_user_through_org_setup_to_the_dashboard,
+    wrong_password_shows_a_message,
+    sixth_wrong_attempt_shows_the_throttle_message,
+    forgotten_password_is_replaced_through_the_mailed_link,
+    signing_out_from_the_dashboard_lands_on_home,
+    signing_out_from_the_confirm_screen_lands_on_home,
+    a_field_error_is_shown_at_its_field,
+);
+
+/// The browser tools and a site with Ada's account; `None` when the test is
+/// skipped.
+async fn setup(options: SiteOptions) -> Option<(Tools, Site)> {
+    let tools = tools()?;
+    let site = Site::start(&[(EMAIL, NAME, PASSWORD)], options).await;
+    Some((tools, site))
+}
+
+/// A message shown to a person: words, not the wire code `code`, with every
+/// placeholder filled in.
+fn assert_worded(message: &str, code: &str) {
+    let message = message.trim();
+    assert!(!message.is_empty(), "an empty message instead of {code}");
+    let looks_like_a_code = message.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    assert!(
+        message != code && !looks_like_a_code,
+        "the screen shows the raw code {code:?} instead of words: {message:?}"
+    );
+    assert!(
+        !message.contains('{') && !message.contains('}'),
+        "a placeholder is left in the message: {message:?}"
+    );
+}
+
+async fn sign_in_leads_a_new_user_through_org_setup_to_the_dashboard(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+
+    browser.fill("org_name", "Analytical Engines Ltd").await;
+    browser.choose("legal_form", "1").await;
+    browser.choose("company_size", "small").await;
+    browser.choose("function", "tech_lead").await;
+    browser.fill("billing_email", "billing@example.org").await;
+    browser.submit("/auth/intents/org-setup").await;
+
+    browser.wait_for_path("/dashboard").await;
+    assert_eq!(
+        browser.wait_for_text("#user-email").await,
+        EMAIL,
+        "the dashboard shows who is signed in"
+    );
+
+    // With an organisation, the next sign-in goes straight to the dashboard.
+    browser.submit("/logout").await;
+    browser.wait_for_path("/").await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/dashboard").await;
+}
+
+async fn wrong_password_shows_a_message(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+
+    browser.goto("/login").await;
+    browser.fill("email", EMAIL).await;
+    browser.fill("password", WRONG_PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/login").await;
+
+    let message = browser.wait_for_message().await;
+    assert_eq!(
+        browser.path().await,
+        "/login",
+        "still on the sign-in screen"
+    );
+    assert_eq!(
+        browser.page_was_replaced().await,
+        js == Js::Off,
+        "without JavaScript the form post loads the screen anew; with it the script shows \
+         the answer in place"
+    );
+    assert_worded(&message, "credentials_do_not_match");
+    assert!(
+        message.to_lowercase().contains("match"),
+        "the English message says the credentials do not match: {message:?}"
+    );
+    assert_eq!(
+        browser.attribute("#form-message", "role").await.as_deref(),
+        Some("alert"),
+        "the form message is announced"
+    );
+}
+
+async fn sixth_wrong_attempt_shows_the_throttle_message(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+
+    browser.goto("/login").await;
+    let mut messages = Vec::new();
+    for attempt in 1..=6 {
+        browser.wait_for_path("/login").await;
+        browser.fill("email", EMAIL).await;
+        browser
+            .fill("password", &format!("{WRONG_PASSWORD} {attempt}"))
+            .await;
+        browser.mark_page().await;
+        browser.submit("/auth/login").await;
+        messages.push(browser.wait_for_message().await);
+    }
+    assert!(
+        messages[..5].iter().all(|m| m == &messages[0]),
+        "the first five failures say the same: {messages:#?}"
+    );
+    assert_ne!(
+        messages[5], messages[4],
+        "the sixth attempt is refused with the throttle message: {messages:#?}"
+    );
+    assert_worded(&messages[5], "auth_throttle");
+    assert!(
+        messages[5].chars().any(|c| c.is_ascii_digit()),
+        "the throttle message says how many seconds to wait: {:?}",
+        messages[5]
+    );
+
+    // Even the right password is refused now.
+    browser.fill("email", EMAIL).await;
+    browser.fill("password", PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/login").await;
+    let refused = browser.wait_for_message().await;
+    assert_eq!(
+        browser.path().await,
+        "/login",
+        "not signed in while throttled"
+    );
+    assert_ne!(
+        refused, messages[0],
+        "throttled, not told the credentials are wrong"
+    );
+}
+
+async fn forgotten_password_is_replaced_through_the_mailed_link(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+
+    browser.goto("/login/forgot-password").await;
+    browser.fill("email", EMAIL).await;
+    browser.mark_page().await;
+    browser.submit("/auth/forgot-password").await;
+    let message = browser.wait_for_message().await;
+    assert_worded(&message, "reset_link_sent");
+
+    let link = site.wait_for_link(EMAIL, "/password/reset/").await;
+    assert!(
+        link.starts_with(&format!("{}/", site.base)),
+        "the mailed link uses base_url: {link}"
+    );
+    browser.goto(&link).await;
+    browser
+        .wait_for_path_where("the set-password screen", |p| {
+            p.starts_with("/login/set-password/")
+        })
+        .await;
+    browser.fill("password", NEW_PASSWORD).await;
+    browser.fill("password_confirmation", NEW_PASSWORD).await;
+    browser.submit("/auth/reset-password").await;
+    browser.wait_for_path("/login").await;
+
+    browser.fill("email", EMAIL).await;
+    browser.fill("password", PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/login").await;
+    browser.wait_for_message().await;
+    assert_eq!(
+        browser.path().await,
+        "/login",
+        "the old password no longer works"
+    );
+
+    browser.sign_in(EMAIL, NEW_PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+}
+
+async fn signing_out_from_the_dashboard_lands_on_home(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+
+    browser.goto("/dashboard").await;
+    assert_eq!(browser.wait_for_text("#user-email").await, EMAIL);
+    browser.submit("/logout").await;
+    browser.wait_for_path("/").await;
+
+    browser.goto("/dashboard").await;
+    browser.wait_for_path("/login").await;
+}
+
+async fn signing_out_from_the_confirm_screen_lands_on_home(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+
+    browser.goto("/logout").await;
+    browser.wait_for_path("/logout").await;
+    browser.submit("/logout").await;
+    browser.wait_for_path("/").await;
+
+    browser.goto("/dashboard").await;
+    browser.wait_for_path("/login").await;
+}
+
+async fn a_field_error_is_shown_at_its_field(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+
+    // No organisation name.
+    browser.choose("legal_form", "2").await;
+    browser.mark_page().await;
+    browser.submit("/auth/intents/org-setup").await;
+    let error = browser.wait_for_text("#org_name-error").await;
+    assert_eq!(browser.path().await, "/login/org-setup");
+    assert_worded(&error, "required");
+    assert_eq!(
+        browser
+            .attribute("#org_name", "aria-invalid")
+            .await
+            .as_deref(),
+        Some("true"),
+        "the field is marked invalid"
+    );
+    let described_by = browser
+        .attribute("#org_name", "aria-describedby")
+        .await
+        .unwrap_or_default();
+    assert!(
+        described_by
+            .split_whitespace()
+            .any(|id| id == "org_name-error"),
+        "the error is tied to its field: aria-describedby={described_by:?}"
+    );
+}
+
+#[tokio::test]
+async fn with_js_errors_show_in_place_and_sign_in_needs_no_form_post() {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+
+    browser.goto("/login").await;
+    browser.fill("email", EMAIL).await;
+    browser.fill("password", WRONG_PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/login").await;
+    browser.wait_for_message().await;
+    assert!(
+        !browser.page_was_replaced().await,
+        "with JavaScript the error appears without loading a new page"
+    );
+
+    browser.fill("password", PASSWORD).await;
+    browser.submit("/auth/login").await;
+    browser.wait_for_path("/login/org-setup").await;
+    let navigation = browser
+        .eval(
+            "const n = performance.getEntriesByType('navigation')[0]; \
+             return n ? {type: n.type, redirects: n.redirectCount} : null",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        navigation["redirects"],
+        json!(0),
+        "with JavaScript the script follows the intent itself (no form post answered by a 303): \
+         {navigation}"
+    );
+}
+
+/// `(lang attribute, title, submit text)` of the page shown.
+async fn wording(browser: &Browser) -> (String, String, String) {
+    let lang = browser.attribute("html", "lang").await.unwrap_or_default();
+    let title = browser.client().title().await.unwrap_or_default();
+    let submit = browser.text("form button[type=submit]").await;
+    (lang, title, submit)
+}
+
+#[tokio::test]
+async fn accept_language_de_gets_german_screens() {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let german = Browser::open(&tools, &site, BrowserOptions::new(Js::On).lang("de")).await;
+    let english = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+
+    for screen in ["/login", "/login/forgot-password"] {
+        german.goto(screen).await;
+        english.goto(screen).await;
+        let (de_lang, de_title, de_submit) = wording(&german).await;
+        let (en_lang, en_title, en_submit) = wording(&english).await;
+        assert_eq!(en_lang, "en", "{screen} in English: <html lang>");
+        assert_eq!(
+            de_lang, "de",
+            "{screen} for Accept-Language: de: <html lang>"
+        );
+        assert_ne!(de_title, en_title, "{screen}: the title is translated");
+        assert_ne!(de_submit, en_submit, "{screen}: the button is translated");
+    }
+
+    let mut messages = Vec::new();
+    for browser in [&english, &german] {
+        browser.goto("/login").await;
+        browser.fill("email", EMAIL).await;
+        browser.fill("password", WRONG_PASSWORD).await;
+        browser.mark_page().await;
+        browser.submit("/auth/login").await;
+        messages.push(browser.wait_for_message().await);
+    }
+    assert_ne!(
+        messages[0], messages[1],
+        "the error message is translated: {messages:?}"
+    );
+    assert_worded(&messages[1], "credentials_do_not_match");
+}
+
+#[tokio::test]
+async fn lang_query_switches_to_german_and_is_kept() {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+
+    browser.goto("/login?lang=de").await;
+    assert_eq!(
+        browser.attribute("html", "lang").await.as_deref(),
+        Some("de")
+    );
+    browser.goto("/login/forgot-password").await;
+    assert_eq!(
+        browser.attribute("html", "lang").await.as_deref(),
+        Some("de"),
+        "the chosen language is kept on the next screen"
+    );
+    browser.goto("/login?lang=en").await;
+    assert_eq!(
+        browser.attribute("html", "lang").await.as_deref(),
+        Some("en")
+    );
+}
+
+/// `[src attribute, loaded, natural width]` of `img.logo`, or null.
+async fn logo(browser: &Browser) -> Value {
+    browser
+        .eval(
+            "const i = document.querySelector('img.logo'); \
+             return i ? [i.getAttribute('src'), i.complete, i.naturalWidth] : null",
+            vec![],
+        )
+        .await
+}
+
+#[tokio::test]
+async fn logo_is_shown_when_the_host_has_one() {
+    let options = SiteOptions { logo: true };
+    let Some((tools, site)) = setup(options).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    for screen in ["/login", "/login/forgot-password"] {
+        browser.goto(screen).await;
+        let logo = logo(&browser).await;
+        assert_eq!(
+            logo[0],
+            json!("/assets/ci/logo-full.svg"),
+            "{screen} shows img.logo (got {logo}); {}",
+            browser.describe().await
+        );
+        assert!(
+            logo[1] == json!(true) && logo[2].as_u64().is_some_and(|w| w > 0),
+            "{screen}: the logo loads (GET /assets/ci/logo-full.svg serves the host's file): {logo}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn no_logo_without_the_file() {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    assert!(!site.public_dir().join("assets/ci/logo-full.svg").exists());
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    for screen in ["/login", "/login/forgot-password"] {
+        browser.goto(screen).await;
+        assert_eq!(logo(&browser).await, Value::Null, "{screen}: no img.logo");
+        assert!(
+            !browser.exists("img[src*=\"logo\"]").await,
+            "{screen}: no logo image at all"
+        );
+    }
+}
+
+/// Checks the DOM contract of the form posting to `action` on the page shown:
+/// `method="post"`, each of `fields` an element whose `id` and `name` are the
+/// field name inside that form, and a submit button.
+async fn assert_form(browser: &Browser, action: &str, fields: &[&str]) {
+    let found = browser
+        .eval(
+            "const form = [...document.querySelectorAll('form')] \
+                 .find(f => f.getAttribute('action') === arguments[0]); \
+             if (!form) return null; \
+             const fields = {}; \
+             for (const name of arguments[1]) { \
+                 const e = document.getElementById(name); \
+                 fields[name] = e ? {name: e.getAttribute('name'), inForm: form.contains(e)} : null; \
+             } \
+             return { \
+                 method: (form.getAttribute('method') || '').toLowerCase(), \
+                 submit: form.querySelector('button[type=submit]') !== null, \
+                 fields }",
+            vec![json!(action), json!(fields)],
+        )
+        .await;
+    let page = browser.path().await;
+    assert!(
+        !found.is_null(),
+        "{page}: a form with action=\"{action}\"; {}",
+        browser.describe().await
+    );
+    assert_eq!(found["method"], "post", "{page}: the form posts");
+    assert_eq!(found["submit"], true, "{page}: a button[type=submit]");
+    for field in fields {
+        assert_eq!(
+            found["fields"][field],
+            json!({"name": field, "inForm": true}),
+            "{page}: #{field} with name=\"{field}\" inside the form"
+        );
+    }
+    let lang = browser.attribute("html", "lang").await.unwrap_or_default();
+    assert!(
+        lang == "en" || lang == "de",
+        "{page}: <html lang> is en or de, got {lang:?}"
+    );
+}
+
+#[tokio::test]
+async fn every_screen_follows_the_dom_contract() {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::Off)).await;
+
+    browser.goto("/login").await;
+    assert_form(&browser, "/auth/login", &["email", "password", "remember"]).await;
+    browser.goto("/login/forgot-password").await;
+    assert_form(&browser, "/auth/forgot-password", &["email"]).await;
+    browser
+        .goto("/login/set-password/not-a-live-token/ada%40example.org")
+        .await;
+    assert_form(
+        &browser,
+        "/auth/reset-password",
+        &["password", "password_confirmation"],
+    )
+    .await;
+
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    assert_form(
+        &browser,
+        "/auth/intents/org-setup",
+        &[
+            "org_name",
+            "legal_form",
+            "company_size",
+            "function",
+            "billing_email",
+            "marketing_consent",
+        ],
+    )
+    .await;
+    browser.goto("/logout").await;
+    assert_form(&browser, "/logout", &[]).await;
+    browser.goto("/dashboard").await;
+    assert_eq!(browser.wait_for_text("#user-email").await, EMAIL);
+    assert!(
+        browser
+            .exists("form[action=\"/logout\"] button[type=submit]")
+            .await,
+        "the dashboard has a sign-out form"
+    );
+}
+
+/// Saves `<screen>-<lang>-<width>.png` for both widths.
+async fn shoot(browser: &Browser, screen: &str, lang: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+    for width in [1280, 320] {
+        let file = dir.join(format!("{screen}-{lang}-{width}.png"));
+        browser.screenshot(width, &file).await;
+        eprintln!("saved {}", file.display());
+    }
+}
+
+/// With `GATEHOUSE_SCREENSHOTS=1`: every screen in English and German, 1280
+/// and 320 pixels wide, saved to `docs/screenshots/<screen>-<lang>-<width>.png`.
+#[tokio::test]
+async fn screenshots_of_every_screen() {
+    if std::env::var("GATEHOUSE_SCREENSHOTS").as_deref() != Ok("1") {
+        return;
+    }
+    let options = SiteOptions { logo: true };
+    let Some((tools, site)) = setup(options).await else {
+        return;
+    };
+
+    // One reset link serves both languages (the screen does not consume it).
+    let http = reqwest::Client::new();
+    let answer = http
+        .post(site.url("/auth/forgot-password"))
+        .json(&json!({ "email": EMAIL }))
+        .send()
+        .await
+        .expect("POST /auth/forgot-password");
+    assert!(answer.status().is_success(), "{}", answer.status());
+    let link = site.wait_for_link(EMAIL, "/password/reset/").await;
+
+    for lang in ["en", "de"] {
+        let options = BrowserOptions::new(Js::On).lang(lang);
+        let browser = Browser::open(&tools, &site, options).await;
+
+        browser.goto("/login").await;
+        shoot(&browser, "login", lang).await;
+        browser.fill("email", EMAIL).await;
+        browser.fill("password", WRONG_PASSWORD).await;
+        browser.mark_page().await;
+        browser.submit("/auth/login").await;
+        browser.wait_for_message().await;
+        shoot(&browser, "login-error", lang).await;
+
+        browser.goto("/login/forgot-password").await;
+        shoot(&browser, "forgot-password", lang).await;
+
+        browser.goto(&link).await;
+        browser
+            .wait_for_path_where("the set-password screen", |p| {
+                p.starts_with("/login/set-password/")
+            })
+            .await;
+        shoot(&browser, "set-password", lang).await;
+
+        browser.sign_in(EMAIL, PASSWORD).await;
+        browser.wait_for_path("/login/org-setup").await;
+        shoot(&browser, "org-setup", lang).await;
+
+        browser.goto("/logout").await;
+        browser.wait_for_path("/logout").await;
+        shoot(&browser, "logout", lang).await;
+    }
+}
