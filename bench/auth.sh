@@ -3,11 +3,11 @@
 # this machine, sign-in throughput at concurrency 4 and 16, and GET /login
 # latency while sign-ins saturate the CPU. Each measurement runs ROUNDS times;
 # BENCHMARKS.md quotes the medians.
-#   bash bench/auth.sh            (ROUNDS=3 SECONDS_PER_RUN=20 by default)
+#   bash bench/auth.sh            (ROUNDS=5 SECONDS_PER_RUN=8 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS="${ROUNDS:-3}"
-DURATION="${SECONDS_PER_RUN:-20}"
+ROUNDS="${ROUNDS:-5}"
+DURATION="${SECONDS_PER_RUN:-8}"
 PORT="${PORT:-8700}"
 OUT="${OUT:-bench/out}"
 mkdir -p "$OUT"
@@ -28,17 +28,25 @@ trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/login" >/dev/null && break; sleep 0.1; done
 URL="http://127.0.0.1:$PORT"
 
+# Throughput: each login run is bracketed by raw-rate runs right before it,
+# so a ratio compares measurements seconds apart (this machine's speed drifts).
 for round in $(seq 1 "$ROUNDS"); do
   echo "== round $round"
-  target/release/examples/hash_rate "$DURATION" | tee "$OUT/hash-$round.txt"
   for c in 4 16; do
+    target/release/examples/hash_rate "$DURATION" >"$OUT/hash-c$c-$round.txt"
     wrk -t2 -c"$c" -d"${DURATION}s" -s bench/login.lua "$URL/auth/login" >"$OUT/login-c$c-$round.txt"
-    echo "login c$c: $(grep Requests/sec "$OUT/login-c$c-$round.txt") $(grep -h 'Non-2xx' "$OUT/login-c$c-$round.txt" || true)"
+    raw=$(sed 's/.*rate=\([0-9.]*\).*/\1/' "$OUT/hash-c$c-$round.txt")
+    got=$(awk '/Requests\/sec/ {print $2}' "$OUT/login-c$c-$round.txt")
+    echo "c$c raw=$raw/s login=$got/s ratio=$(awk -v a="$got" -v b="$raw" 'BEGIN {printf "%.3f", a / b}') $(grep -h 'Non-2xx' "$OUT/login-c$c-$round.txt" || true)"
   done
+done
+
+# Latency: GET /login while 16 connections keep signing in.
+for round in $(seq 1 "$ROUNDS"); do
   wrk -t1 -c16 -d"$((DURATION + 4))s" -s bench/login.lua "$URL/auth/login" >"$OUT/load-$round.txt" &
   LOAD=$!
   sleep 2
   wrk -t1 -c4 -d"${DURATION}s" --latency "$URL/login" >"$OUT/getlogin-$round.txt"
   wait $LOAD
-  echo "GET /login under load: $(grep -E '^ +99%' "$OUT/getlogin-$round.txt") p50 $(grep -E '^ +50%' "$OUT/getlogin-$round.txt"); logins meanwhile $(grep Requests/sec "$OUT/load-$round.txt")"
+  echo "GET /login under load: p50 $(awk '$1 == "50%" {print $2}' "$OUT/getlogin-$round.txt") p99 $(awk '$1 == "99%" {print $2}' "$OUT/getlogin-$round.txt") $(grep Requests/sec "$OUT/getlogin-$round.txt"); logins meanwhile $(awk '/Requests\/sec/ {print $2}' "$OUT/load-$round.txt")/s"
 done
