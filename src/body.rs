@@ -61,7 +61,9 @@ impl<'r> FromData<'r> for Input {
             Err(_) => return fail(req, BodyError::Malformed),
         };
         let parsed = if is_form {
-            Some(Self::from_form(&text))
+            let input = Self::from_form(&text);
+            req.local_cache(|| OldInput::of(&input));
+            Some(input)
         } else {
             Self::from_json(&text)
         };
@@ -69,6 +71,28 @@ impl<'r> FromData<'r> for Input {
             Some(input) => Outcome::Success(input),
             None => fail(req, BodyError::Malformed),
         }
+    }
+}
+
+/// The fields a screen may show again after a failed form post: never a
+/// password or a token.
+#[derive(Debug, Clone, Default)]
+pub struct OldInput(pub serde_json::Map<String, Value>);
+
+impl OldInput {
+    const KEPT: [&'static str; 3] = ["email", "org_name", "billing_email"];
+
+    fn of(input: &Input) -> Self {
+        let kept = Self::KEPT
+            .iter()
+            .filter_map(|name| {
+                input
+                    .fields
+                    .get(*name)
+                    .map(|v| ((*name).to_owned(), v.clone()))
+            })
+            .collect();
+        Self(kept)
     }
 }
 

@@ -195,7 +195,10 @@ impl<'r> Responder<'r, 'static> for AuthError {
         if to_screen && is_form_post(req) {
             if let Some(screen) = screen_of(req) {
                 if let Some(session) = Session::cached(req) {
-                    session.set_flash(self.body());
+                    let mut flash = self.body();
+                    let old = req.local_cache(crate::body::OldInput::default);
+                    flash["old"] = Value::Object(old.0.clone());
+                    session.set_flash(flash);
                 }
                 return Redirect::to(screen).respond_to(req);
             }

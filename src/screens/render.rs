@@ -222,7 +222,11 @@ impl Screens {
         context.insert("message", &message);
         context.insert("message_kind", if success { "success" } else { "error" });
         context.insert("errors", &errors);
-        context.insert("values", &BTreeMap::<String, String>::new());
+        let values = flash
+            .and_then(|f| f.get("old"))
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        context.insert("values", &values);
         context.insert("logo", &self.logo);
         context.insert("messages_json", &self.messages_json(language));
         context.insert("languages", &self.languages(language));

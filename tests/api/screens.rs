@@ -294,3 +294,16 @@ async fn templates_dir_replaces_a_screen() {
         "other screens keep the embedded set"
     );
 }
+
+#[rocket::async_test]
+async fn failed_form_post_keeps_the_typed_address_but_never_the_password() {
+    let app = spawn_app().await;
+    app.post_form(
+        "/auth/login",
+        "email=ada%40example.org&password=secret-typed-here",
+    )
+    .await;
+    let (_, body) = page(&app, "/login", None).await;
+    assert!(body.contains("value=\"ada@example.org\""), "{body}");
+    assert!(!body.contains("secret-typed-here"));
+}
