@@ -522,6 +522,15 @@ impl Drop for SmtpServer {
 impl SmtpServer {
     /// Starts `python3 -m aiosmtpd` with the Mailbox handler; `Err` says why not.
     fn start() -> Result<Self, String> {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("no free port: {e}"))?
+            .port();
+        Self::start_on(port)
+    }
+
+    /// Starts the server on a given loopback port.
+    fn start_on(port: u16) -> Result<Self, String> {
         let probe = Command::new("python3")
             .args(["-c", "import aiosmtpd"])
             .output()
@@ -536,10 +545,6 @@ impl SmtpServer {
             ));
         }
         let maildir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| format!("no free port: {e}"))?
-            .port();
         let log =
             std::fs::File::create(maildir.path().join("server.log")).map_err(|e| e.to_string())?;
         let child = Command::new("python3")
@@ -682,4 +687,45 @@ async fn smtp_transport_delivers_both_mails_to_a_real_smtp_server() {
         mailbox.mails().is_empty(),
         "nothing went to the file transport"
     );
+}
+
+#[rocket::async_test]
+async fn mail_is_retried_until_the_smtp_server_answers() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let mailbox = Mailbox::new();
+    let app = spawn_app_with(|f| {
+        mailbox
+            .configure(f)
+            .merge(("mail.transport", "smtp"))
+            .merge(("mail.host", "127.0.0.1"))
+            .merge(("mail.port", port))
+            .merge(("mail.tls", "none"))
+    })
+    .await;
+    app.create_user(ADA, PASSWORD).await;
+    let response = forgot_with(&app.client, "", ADA, &[]).await;
+    assert_eq!(
+        response.status(),
+        Status::Ok,
+        "the requester never sees the failure"
+    );
+    // Nothing listens yet: the first attempts fail and are retried with back-off.
+    rocket::tokio::time::sleep(Duration::from_millis(1500)).await;
+    let server = match SmtpServer::start_on(port) {
+        Ok(server) => server,
+        Err(reason) if in_ci() => panic!("CI needs the SMTP test server: {reason}"),
+        Err(reason) => {
+            println!("SKIPPED mail_is_retried_until_the_smtp_server_answers: {reason}");
+            return;
+        }
+    };
+    let mails = server.wait_for(1).await;
+    assert_eq!(mails[0].to, ADA);
+    assert!(mails[0]
+        .reset_link()
+        .url
+        .starts_with(&format!("{BASE_URL}/password/reset/")));
 }
