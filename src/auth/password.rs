@@ -1,16 +1,15 @@
 //! Password hashing and verification, off the async workers.
 //!
 //! Hashes are computed on Tokio's blocking threads (`spawn_blocking`), at most
-//! one per core plus one at a time (so no core idles while the next hash is
-//! handed over), and those threads run at a lower scheduling priority: under a
-//! burst of sign-ins, page requests still get the CPU first.
+//! one per core at a time, and those threads run at a lower scheduling
+//! priority: under a burst of sign-ins, page requests still get the CPU first.
 //! Argon2id uses OWASP's parameters (19 MiB, t=2, p=1); bcrypt `$2y$`/`$2b$`
 //! hashes from a PHP application verify and are flagged for re-hashing.
 
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
-use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier, SaltString};
+use argon2::password_hash::{PasswordHash, PasswordHasher as _, SaltString};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
@@ -164,7 +163,7 @@ impl PasswordHasher {
         let dummy = hash_now(algorithm, random.expose()).unwrap_or_default();
         Self {
             algorithm,
-            permits: Arc::new(Semaphore::new(cores + 1)),
+            permits: Arc::new(Semaphore::new(cores)),
             dummy: Arc::new(dummy),
             memory: Arc::new(Mutex::new(Vec::new())),
         }
