@@ -27,6 +27,7 @@ pub mod host;
 pub mod i18n;
 pub mod intents;
 pub mod mail;
+pub mod odata;
 pub mod reply;
 pub mod screens;
 pub mod security;

@@ -1,0 +1,38 @@
+//! OData query parsing: the first pure step of the `/odata` pipeline. It turns
+//! a request's raw query string into a [`Query`] AST (with `$filter` as an
+//! [`Expr`] tree and `$search` as a [`SearchExpr`]), refusing unknown or
+//! repeated options, malformed values and queries too large or too deeply
+//! nested to be cheap, with a [`ParseError`] naming the option and position.
+//! It knows nothing of the entity model, SQL or HTTP; checking names against
+//! the model, building SQL and answering requests are later steps.
+//!
+//! ```
+//! use gatehouse::odata::parse_query;
+//! let q = parse_query("$filter=organisation/name%20eq%20'Acme'&$top=10").unwrap();
+//! assert_eq!(q.to_string(), "$filter=organisation/name eq 'Acme'&$top=10");
+//! ```
+
+#![warn(missing_docs)]
+
+mod error;
+mod expand;
+mod filter;
+mod function;
+mod lexer;
+mod options;
+mod print;
+mod query;
+mod search;
+
+#[cfg(test)]
+mod proptests;
+
+pub use error::ParseError;
+pub use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS};
+pub use filter::{parse_filter, MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT};
+pub use options::{parse_query, MAX_QUERY_LENGTH};
+pub use query::{
+    BinaryOp, ExpandItem, Expr, Format, Function, Guid, LambdaPredicate, Literal, OrderItem, Path,
+    Quantifier, Query, SearchExpr, Select, UnaryOp,
+};
+pub use search::parse_search;

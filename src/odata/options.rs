@@ -1,0 +1,215 @@
+//! From a raw query string to a [`Query`]: splitting on `&`, percent-decoding
+//! (`+` is a space), refusing unknown or repeated `$`-options, and handing
+//! each option's value to its parser. Non-`$` parameters are kept aside.
+
+use std::borrow::Cow;
+
+use percent_encoding::percent_decode_str;
+
+use super::error::ParseError;
+use super::expand::{parse_expand, ExpandBudget};
+use super::filter::parse_expr;
+use super::lexer::{tokenize, Token, TokenKind};
+use super::query::{Format, OrderItem, Path, Query, Select};
+use super::search::parse_search_expr;
+
+/// The longest query string accepted, in bytes, before decoding.
+pub const MAX_QUERY_LENGTH: usize = 8 * 1024;
+
+/// Parses a request's query string (with or without its leading `?`).
+///
+/// ```
+/// use gatehouse::odata::{parse_query, Select};
+/// let q = parse_query("$select=id,name&$orderby=name%20desc&$count=true&lang=de").unwrap();
+/// assert_eq!(q.select.unwrap().to_string(), "id,name");
+/// assert!(q.orderby[0].descending);
+/// assert!(q.count);
+/// assert_eq!(q.extra, vec![("lang".to_string(), "de".to_string())]);
+/// assert_eq!(parse_query("$top=1&$top=2").unwrap_err().message, "repeated query option");
+/// ```
+pub fn parse_query(raw: &str) -> Result<Query, ParseError> {
+    let raw = raw.strip_prefix('?').unwrap_or(raw);
+    if raw.len() > MAX_QUERY_LENGTH {
+        let msg = format!("query string is longer than {MAX_QUERY_LENGTH} bytes");
+        return Err(ParseError::new("", MAX_QUERY_LENGTH, msg));
+    }
+    let mut query = Query::default();
+    let mut seen: Vec<String> = Vec::new();
+    let mut budget = ExpandBudget::default();
+    for part in raw.split('&').filter(|p| !p.is_empty()) {
+        let (raw_name, raw_value) = part.split_once('=').unwrap_or((part, ""));
+        let name = decode(raw_name).unwrap_or_else(|| lossy(raw_name));
+        if !name.starts_with('$') {
+            let value = decode(raw_value).unwrap_or_else(|| lossy(raw_value));
+            query.extra.push((name, value));
+            continue;
+        }
+        if seen.contains(&name) {
+            return Err(ParseError::new(&name, 0, "repeated query option"));
+        }
+        let value = decode(raw_value)
+            .ok_or_else(|| ParseError::new(&name, 0, "not valid UTF-8 once percent-decoded"))?;
+        apply_option(&mut query, &name, &value, None, &mut budget)
+            .map_err(|e| e.in_chars(&value))?;
+        seen.push(name);
+    }
+    Ok(query)
+}
+
+fn plus_as_space(raw: &str) -> Cow<'_, str> {
+    if raw.contains('+') {
+        Cow::Owned(raw.replace('+', " "))
+    } else {
+        Cow::Borrowed(raw)
+    }
+}
+
+fn decode(raw: &str) -> Option<String> {
+    let spaced = plus_as_space(raw);
+    percent_decode_str(&spaced)
+        .decode_utf8()
+        .ok()
+        .map(Cow::into_owned)
+}
+
+fn lossy(raw: &str) -> String {
+    percent_decode_str(&plus_as_space(raw))
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Sets option `name` of `query` from its decoded `value`. `nested_depth` is
+/// `Some(depth)` inside `$expand`, where fewer options are allowed. Errors
+/// name `name` and carry byte positions within `value`.
+pub(crate) fn apply_option(
+    query: &mut Query,
+    name: &str,
+    value: &str,
+    nested_depth: Option<usize>,
+    budget: &mut ExpandBudget,
+) -> Result<(), ParseError> {
+    match name {
+        "$top" => query.top = Some(non_negative(name, value)?),
+        "$skip" => query.skip = Some(non_negative(name, value)?),
+        "$count" => {
+            query.count = match value {
+                "true" => true,
+                "false" => false,
+                _ => return Err(ParseError::new(name, 0, "must be true or false")),
+            }
+        }
+        "$filter" => query.filter = Some(parse_expr(value, name)?),
+        "$search" => query.search = Some(parse_search_expr(value, name)?),
+        "$orderby" => query.orderby = parse_orderby(value, name)?,
+        "$select" => query.select = Some(parse_select(value, name)?),
+        "$expand" => query.expand = parse_expand(value, nested_depth.unwrap_or(0), budget)?,
+        "$format" if nested_depth.is_none() => {
+            let json = value == "json"
+                || value == "application/json"
+                || value.starts_with("application/json;");
+            if !json {
+                return Err(ParseError::new(name, 0, "only json is supported"));
+            }
+            query.format = Some(Format::Json);
+        }
+        _ if nested_depth.is_some() => {
+            return Err(ParseError::new(name, 0, "not allowed inside $expand"));
+        }
+        _ => return Err(ParseError::new(name, 0, "unknown query option")),
+    }
+    Ok(())
+}
+
+fn non_negative(name: &str, value: &str) -> Result<u64, ParseError> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ParseError::new(name, 0, "must be a non-negative integer"));
+    }
+    value
+        .parse()
+        .map_err(|_| ParseError::new(name, 0, "is too large"))
+}
+
+/// Reads comma-separated items from `value`'s tokens with `item`, which
+/// returns the item or an error; rejects anything after the last item.
+fn comma_list<T>(
+    value: &str,
+    option: &str,
+    mut item: impl FnMut(&[Token], &mut usize) -> Result<T, ParseError>,
+) -> Result<Vec<T>, ParseError> {
+    let tokens = tokenize(value, option)?;
+    let mut at = 0;
+    let mut out = Vec::new();
+    loop {
+        out.push(item(&tokens, &mut at)?);
+        let tok = &tokens[at.min(tokens.len() - 1)];
+        match tok.kind {
+            TokenKind::End => return Ok(out),
+            TokenKind::Comma => at += 1,
+            _ => {
+                return Err(ParseError::new(
+                    option,
+                    tok.start,
+                    "expected ',' or the end",
+                ))
+            }
+        }
+    }
+}
+
+/// A `/`-separated property path starting at `tokens[*at]`.
+pub(crate) fn path(tokens: &[Token], at: &mut usize, option: &str) -> Result<Path, ParseError> {
+    let mut segments = Vec::new();
+    loop {
+        let tok = &tokens[(*at).min(tokens.len() - 1)];
+        match &tok.kind {
+            TokenKind::Ident(name) if segments.is_empty() || !tok.space_before => {
+                segments.push(name.clone());
+                *at += 1;
+            }
+            _ => {
+                return Err(ParseError::new(
+                    option,
+                    tok.start,
+                    "expected a property name",
+                ))
+            }
+        }
+        let next = &tokens[(*at).min(tokens.len() - 1)];
+        if next.kind != TokenKind::Slash || next.space_before {
+            return Ok(Path(segments));
+        }
+        *at += 1;
+    }
+}
+
+fn parse_orderby(value: &str, option: &str) -> Result<Vec<OrderItem>, ParseError> {
+    comma_list(value, option, |tokens, at| {
+        let path = path(tokens, at, option)?;
+        let tok = &tokens[(*at).min(tokens.len() - 1)];
+        let descending = match &tok.kind {
+            TokenKind::Ident(w) if tok.space_before && (w == "asc" || w == "desc") => {
+                *at += 1;
+                w == "desc"
+            }
+            _ => false,
+        };
+        Ok(OrderItem { path, descending })
+    })
+}
+
+fn parse_select(value: &str, option: &str) -> Result<Select, ParseError> {
+    let items = comma_list(value, option, |tokens, at| {
+        let tok = &tokens[(*at).min(tokens.len() - 1)];
+        if tok.kind == TokenKind::Star {
+            *at += 1;
+            return Ok(None);
+        }
+        path(tokens, at, option).map(Some)
+    })?;
+    let paths: Option<Vec<Path>> = items.into_iter().collect();
+    Ok(paths.map_or(Select::All, Select::Paths))
+}
+
+#[cfg(test)]
+#[path = "options_tests.rs"]
+mod tests;

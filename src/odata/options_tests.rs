@@ -1,0 +1,172 @@
+use super::*;
+use crate::odata::query::{Expr, SearchExpr};
+
+fn err(raw: &str) -> (String, usize, String) {
+    let e = parse_query(raw).expect_err(raw);
+    (e.option, e.position, e.message)
+}
+
+fn e(option: &str, position: usize, message: &str) -> (String, usize, String) {
+    (option.to_owned(), position, message.to_owned())
+}
+
+#[test]
+fn empty_query_is_the_default() {
+    assert_eq!(parse_query("").expect("ok"), Query::default());
+    assert_eq!(parse_query("?").expect("ok"), Query::default());
+    assert_eq!(parse_query("&&").expect("ok"), Query::default());
+}
+
+#[test]
+fn every_option() {
+    let q = parse_query(
+        "?$top=10&$skip=20&$count=true&$orderby=name,age desc,b/c asc&$filter=age gt 1\
+         &$search=blue&$select=id,org/name&$expand=members&$format=json&lang=en",
+    )
+    .expect("parses");
+    assert_eq!((q.top, q.skip, q.count), (Some(10), Some(20), true));
+    let order: Vec<String> = q.orderby.iter().map(ToString::to_string).collect();
+    assert_eq!(order, ["name", "age desc", "b/c"]);
+    assert!(matches!(q.filter, Some(Expr::Binary { .. })));
+    assert_eq!(q.search, Some(SearchExpr::Word("blue".into())));
+    assert_eq!(
+        q.select.as_ref().map(ToString::to_string).as_deref(),
+        Some("id,org/name")
+    );
+    assert_eq!(q.expand.len(), 1);
+    assert_eq!(q.format, Some(Format::Json));
+    assert_eq!(q.extra, vec![("lang".to_owned(), "en".to_owned())]);
+    assert!(!parse_query("$count=false").expect("ok").count);
+    assert_eq!(
+        parse_query("$select=*").expect("ok").select,
+        Some(Select::All)
+    );
+    assert_eq!(
+        parse_query("$select=a,*").expect("ok").select,
+        Some(Select::All)
+    );
+    assert!(parse_query("$format=application/json").is_ok());
+    assert!(parse_query("$format=application/json;odata.metadata=minimal").is_ok());
+}
+
+#[test]
+fn percent_decoding_and_plus_as_space() {
+    let q = parse_query("$filter=name+eq+%27a%2Bb%27&x%20y=1+2").expect("parses");
+    assert_eq!(
+        q.filter.map(|f| f.to_string()).as_deref(),
+        Some("name eq 'a+b'")
+    );
+    assert_eq!(q.extra, vec![("x y".to_owned(), "1 2".to_owned())]);
+    let q = parse_query("$filter=d%20eq%202024-01-01T00:00:00%2B01:00").expect("parses");
+    assert_eq!(
+        q.filter.map(|f| f.to_string()).as_deref(),
+        Some("d eq 2024-01-01T00:00:00+01:00")
+    );
+    assert_eq!(
+        err("$filter=%FF"),
+        e("$filter", 0, "not valid UTF-8 once percent-decoded")
+    );
+    assert_eq!(parse_query("x=%FF").expect("lossy").extra[0].1, "\u{FFFD}");
+}
+
+#[test]
+fn option_errors_name_the_option() {
+    assert_eq!(
+        err("$top=-1"),
+        e("$top", 0, "must be a non-negative integer")
+    );
+    assert_eq!(
+        err("$top=abc"),
+        e("$top", 0, "must be a non-negative integer")
+    );
+    assert_eq!(err("$top="), e("$top", 0, "must be a non-negative integer"));
+    assert_eq!(err("$top"), e("$top", 0, "must be a non-negative integer"));
+    assert_eq!(
+        err("$skip=1.5"),
+        e("$skip", 0, "must be a non-negative integer")
+    );
+    assert_eq!(
+        err("$skip=99999999999999999999"),
+        e("$skip", 0, "is too large")
+    );
+    assert_eq!(err("$count=yes"), e("$count", 0, "must be true or false"));
+    assert_eq!(err("$count=True"), e("$count", 0, "must be true or false"));
+    assert_eq!(
+        err("$format=xml"),
+        e("$format", 0, "only json is supported")
+    );
+    assert_eq!(err("$apply=x"), e("$apply", 0, "unknown query option"));
+    assert_eq!(err("$Top=1"), e("$Top", 0, "unknown query option"));
+    assert_eq!(err("$top=1&$top=1"), e("$top", 0, "repeated query option"));
+    assert_eq!(
+        err("$filter=a eq"),
+        e("$filter", 4, "expected an expression, found the end")
+    );
+    assert_eq!(err("$search=(a"), e("$search", 2, "expected ')'"));
+}
+
+#[test]
+fn orderby_and_select_errors() {
+    assert_eq!(
+        err("$orderby="),
+        e("$orderby", 0, "expected a property name")
+    );
+    assert_eq!(
+        err("$orderby=a,"),
+        e("$orderby", 2, "expected a property name")
+    );
+    assert_eq!(
+        err("$orderby=a up"),
+        e("$orderby", 2, "expected ',' or the end")
+    );
+    assert_eq!(
+        err("$orderby=a desc desc"),
+        e("$orderby", 7, "expected ',' or the end")
+    );
+    assert_eq!(
+        err("$orderby=a/ b"),
+        e("$orderby", 3, "expected a property name")
+    );
+    assert_eq!(
+        err("$orderby=length(a)"),
+        e("$orderby", 6, "expected ',' or the end")
+    );
+    assert_eq!(
+        err("$select=a,,b"),
+        e("$select", 2, "expected a property name")
+    );
+    assert_eq!(err("$select="), e("$select", 0, "expected a property name"));
+}
+
+#[test]
+fn positions_are_characters_in_the_decoded_value() {
+    assert_eq!(
+        err("$filter=name%20eq%20%27%C3%A9%27%20x"),
+        e("$filter", 12, "expected an operator, found 'x'")
+    );
+}
+
+#[test]
+fn the_query_string_length_is_bounded() {
+    let long = format!("x={}", "a".repeat(MAX_QUERY_LENGTH));
+    let (option, _, message) = err(&long);
+    assert_eq!(option, "");
+    assert_eq!(message, "query string is longer than 8192 bytes");
+    let fits = format!("x={}", "a".repeat(MAX_QUERY_LENGTH - 2));
+    assert!(parse_query(&fits).is_ok());
+}
+
+#[test]
+fn printing_a_query_reparses_to_the_same_query() {
+    let raw = "$filter=a%20eq%201&$search=x%20OR%20y&$select=a,b&\
+               $expand=m($filter=c%20eq%20'x;y';$top=2;$expand=n($select=z))&\
+               $orderby=a%20desc,b&$top=5&$skip=1&$count=true&$format=json&k=v%26w";
+    let q = parse_query(raw).expect("parses");
+    let again = parse_query(&q.to_query_string()).expect("reparses");
+    assert_eq!(again, q);
+    assert_eq!(
+        q.to_string(),
+        "$filter=a eq 1&$search=x OR y&$select=a,b&$expand=m($filter=c eq 'x;y';\
+         $expand=n($select=z);$top=2)&$orderby=a desc,b&$top=5&$skip=1&$count=true&$format=json&k=v&w"
+    );
+}

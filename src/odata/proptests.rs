@@ -1,0 +1,171 @@
+//! Property tests: the parsers never panic, and printing any expression then
+//! parsing it gives the same expression back.
+
+use proptest::prelude::*;
+use proptest::sample::select;
+
+use super::query::{LambdaPredicate, Quantifier};
+use super::*;
+
+const RESERVED: [&str; 22] = [
+    "null", "true", "false", "not", "and", "or", "eq", "ne", "gt", "ge", "lt", "le", "add", "sub",
+    "mul", "div", "divby", "mod", "in", "any", "all", "INF",
+];
+
+fn ident() -> impl Strategy<Value = String> {
+    "[a-zA-Z_][a-zA-Z0-9_]{0,6}".prop_filter("keyword", |s| !RESERVED.contains(&s.as_str()))
+}
+
+fn path() -> impl Strategy<Value = Path> {
+    prop::collection::vec(ident(), 1..4).prop_map(Path)
+}
+
+fn date() -> impl Strategy<Value = time::Date> {
+    (0i32..=9999, 1u8..=12, 1u8..=28).prop_map(|(y, m, d)| {
+        let month = time::Month::try_from(m).expect("1..=12 is a month");
+        time::Date::from_calendar_date(y, month, d).expect("day 1..=28 exists")
+    })
+}
+
+fn time_of_day() -> impl Strategy<Value = time::Time> {
+    (
+        0u8..24,
+        0u8..60,
+        0u8..60,
+        prop_oneof![Just(0u32), 0u32..1_000_000_000],
+    )
+        .prop_map(|(h, m, s, n)| time::Time::from_hms_nano(h, m, s, n).expect("in range"))
+}
+
+fn literal() -> impl Strategy<Value = Literal> {
+    prop_oneof![
+        Just(Literal::Null),
+        any::<bool>().prop_map(Literal::Boolean),
+        any::<i64>().prop_map(Literal::Int),
+        "-?[0-9]{1,8}\\.[0-9]{1,8}".prop_map(Literal::Decimal),
+        any::<f64>()
+            .prop_filter("finite", |v| v.is_finite())
+            .prop_map(Literal::Double),
+        any::<String>().prop_map(Literal::String),
+        date().prop_map(Literal::Date),
+        time_of_day().prop_map(Literal::TimeOfDay),
+        (date(), time_of_day(), -1439i32..=1439).prop_map(|(d, t, minutes)| {
+            let offset = time::UtcOffset::from_whole_seconds(minutes * 60).expect("in range");
+            Literal::DateTimeOffset(d.with_time(t).assume_offset(offset))
+        }),
+        any::<u128>().prop_map(|g| Literal::Guid(Guid(g))),
+    ]
+}
+
+/// Expressions up to a bounded depth, covering every node kind.
+fn expr() -> impl Strategy<Value = Expr> {
+    let leaf = prop_oneof![
+        literal().prop_map(Expr::Literal),
+        path().prop_map(Expr::Path)
+    ];
+    leaf.prop_recursive(4, 48, 4, |inner| {
+        let boxed = inner.clone().prop_map(Box::new);
+        prop_oneof![
+            (select(BinaryOp::ALL.to_vec()), boxed.clone(), boxed.clone())
+                .prop_map(|(op, left, right)| Expr::Binary { op, left, right }),
+            (select(vec![UnaryOp::Not, UnaryOp::Neg]), boxed.clone())
+                .prop_map(|(op, operand)| Expr::Unary { op, operand }),
+            (boxed.clone(), prop::collection::vec(inner.clone(), 1..4))
+                .prop_map(|(operand, list)| Expr::In { operand, list }),
+            (
+                select(Function::ALL.to_vec()),
+                prop::collection::vec(inner.clone(), 3),
+                0usize..2
+            )
+                .prop_map(|(function, mut args, extra)| {
+                    let (min, max) = function.arity();
+                    args.truncate((min + extra).min(max));
+                    Expr::Call { function, args }
+                }),
+            (path(), any::<bool>(), ident(), boxed).prop_map(
+                |(collection, all, variable, body)| {
+                    Expr::Lambda {
+                        collection,
+                        quantifier: if all {
+                            Quantifier::All
+                        } else {
+                            Quantifier::Any
+                        },
+                        predicate: Some(LambdaPredicate { variable, body }),
+                    }
+                }
+            ),
+            path().prop_map(|collection| Expr::Lambda {
+                collection,
+                quantifier: Quantifier::Any,
+                predicate: None,
+            }),
+        ]
+    })
+}
+
+fn search() -> impl Strategy<Value = SearchExpr> {
+    let word = "[a-zA-Z0-9_.'*-]{1,6}"
+        .prop_filter("keyword", |w| !matches!(w.as_str(), "AND" | "OR" | "NOT"))
+        .prop_map(SearchExpr::Word);
+    let phrase = "[a-z \"\\\\]{0,5}[a-z][a-z \"\\\\]{0,5}".prop_map(SearchExpr::Phrase);
+    prop_oneof![word, phrase].prop_recursive(4, 32, 2, |inner| {
+        let boxed = inner.prop_map(Box::new);
+        prop_oneof![
+            boxed.clone().prop_map(SearchExpr::Not),
+            (boxed.clone(), boxed.clone()).prop_map(|(l, r)| SearchExpr::And(l, r)),
+            (boxed.clone(), boxed).prop_map(|(l, r)| SearchExpr::Or(l, r)),
+        ]
+    })
+}
+
+/// Text made of the characters OData syntax cares about, so random inputs
+/// reach deep into the parsers instead of failing on the first character.
+const ODATA_ISH: &str = "[a-z0-9 ()',:/*$=&;.\"+%-]{0,80}";
+
+proptest! {
+    #[test]
+    fn printed_expressions_parse_back_to_themselves(e in expr()) {
+        let printed = e.to_string();
+        let parsed = parse_filter(&printed);
+        prop_assert_eq!(parsed.as_ref(), Ok(&e), "printed: {}", printed);
+    }
+
+    #[test]
+    fn printed_searches_parse_back_to_themselves(e in search()) {
+        let printed = e.to_string();
+        prop_assert_eq!(parse_search(&printed), Ok(e), "printed: {}", printed);
+    }
+
+    #[test]
+    fn printed_filters_survive_the_query_string(e in expr()) {
+        let query = Query { filter: Some(e), ..Query::default() };
+        prop_assert_eq!(parse_query(&query.to_query_string()), Ok(query));
+    }
+
+    #[test]
+    fn parsing_arbitrary_text_never_panics(s in any::<String>()) {
+        let _ = parse_query(&s);
+        let _ = parse_filter(&s);
+        let _ = parse_search(&s);
+    }
+
+    #[test]
+    fn parsing_odata_like_text_never_panics(s in ODATA_ISH, option in select(vec![
+        "$filter", "$expand", "$orderby", "$select", "$search", "$top",
+    ])) {
+        let _ = parse_filter(&s);
+        let _ = parse_search(&s);
+        let _ = parse_query(&s);
+        let _ = parse_query(&format!("{option}={s}"));
+        let _ = parse_query(&format!("$expand=a({option}={s})"));
+    }
+
+    #[test]
+    fn errors_point_inside_the_value(s in ODATA_ISH) {
+        if let Err(e) = parse_filter(&s) {
+            prop_assert!(e.position <= s.chars().count());
+            prop_assert_eq!(e.option, "$filter");
+        }
+    }
+}

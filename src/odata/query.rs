@@ -1,0 +1,335 @@
+//! The OData query AST: what a request's query string asks for, parsed once
+//! and free of syntax. Nothing here knows the entity model; names are checked
+//! against it by the next step of the pipeline.
+
+use std::fmt;
+
+pub use super::function::Function;
+
+/// Everything a request's query string asks of a collection.
+///
+/// Built by [`parse_query`](super::parse_query); printed back (canonically)
+/// by its `Display` implementation or
+/// [`to_query_string`](Query::to_query_string).
+///
+/// ```
+/// let q = gatehouse::odata::parse_query("$top=5&$filter=age gt 30").unwrap();
+/// assert_eq!(q.top, Some(5));
+/// assert!(q.filter.is_some());
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Query {
+    /// `$top`: how many entities the client wants in total.
+    pub top: Option<u64>,
+    /// `$skip`: how many entities to leave out from the start.
+    pub skip: Option<u64>,
+    /// `$count=true`: include the total count of the (filtered) collection.
+    pub count: bool,
+    /// `$orderby`: the sort keys, most significant first.
+    pub orderby: Vec<OrderItem>,
+    /// `$filter`: the boolean expression rows must satisfy.
+    pub filter: Option<Expr>,
+    /// `$search`: the free-text search expression.
+    pub search: Option<SearchExpr>,
+    /// `$select`: the properties to return; `None` when the option is absent.
+    pub select: Option<Select>,
+    /// `$expand`: the navigations to load alongside each entity.
+    pub expand: Vec<ExpandItem>,
+    /// `$format`: the requested response format, when given.
+    pub format: Option<Format>,
+    /// Parameters whose names do not start with `$`, in order of appearance:
+    /// OData ignores them, but next links must carry them on.
+    pub extra: Vec<(String, String)>,
+}
+
+/// One `$orderby` key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderItem {
+    /// The property sorted on.
+    pub path: Path,
+    /// `desc` was given (the default is ascending).
+    pub descending: bool,
+}
+
+/// The `$select` option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Select {
+    /// `$select=*`: every structural property.
+    All,
+    /// An explicit list of properties.
+    Paths(Vec<Path>),
+}
+
+/// One `$expand` item: a navigation and the options applied to its targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpandItem {
+    /// The navigation property to expand.
+    pub path: Path,
+    /// Nested options (`$filter`, `$select`, `$orderby`, `$top`, `$skip`,
+    /// `$count`, `$expand`, `$search`); `format` and `extra` are always empty.
+    pub options: Query,
+}
+
+/// A response format the service can produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `json` or `application/json`.
+    Json,
+}
+
+/// A property path: one or more identifiers joined by `/`, such as
+/// `organisation/name`. Inside a lambda the first segment may be the lambda
+/// variable.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Path(pub Vec<String>);
+
+impl Path {
+    /// A path of a single property.
+    ///
+    /// ```
+    /// use gatehouse::odata::Path;
+    /// assert_eq!(Path::single("name").to_string(), "name");
+    /// ```
+    pub fn single(name: &str) -> Path {
+        Path(vec![name.to_owned()])
+    }
+
+    /// The path's segments, outermost first.
+    pub fn segments(&self) -> &[String] {
+        &self.0
+    }
+}
+
+/// A `$filter` expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Literal(Literal),
+    /// A property (or lambda variable) path.
+    Path(Path),
+    /// `left op right`.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// The left operand.
+        left: Box<Expr>,
+        /// The right operand.
+        right: Box<Expr>,
+    },
+    /// `not operand` or `-operand`.
+    Unary {
+        /// The operator.
+        op: UnaryOp,
+        /// The operand.
+        operand: Box<Expr>,
+    },
+    /// `operand in (a, b, ...)`; the list is never empty.
+    In {
+        /// The value looked up.
+        operand: Box<Expr>,
+        /// The candidate values.
+        list: Vec<Expr>,
+    },
+    /// A built-in function call; the argument count fits the function.
+    Call {
+        /// The function.
+        function: Function,
+        /// The arguments, in order.
+        args: Vec<Expr>,
+    },
+    /// `collection/any(v: predicate)`, `collection/any()` or
+    /// `collection/all(v: predicate)`.
+    Lambda {
+        /// The collection-valued navigation.
+        collection: Path,
+        /// `any` or `all`.
+        quantifier: Quantifier,
+        /// The variable and predicate; `None` only for `any()`.
+        predicate: Option<LambdaPredicate>,
+    },
+}
+
+/// The variable and body of a lambda.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LambdaPredicate {
+    /// The name bound to each member of the collection.
+    pub variable: String,
+    /// The condition, in which paths may start with `variable`.
+    pub body: Box<Expr>,
+}
+
+/// Lambda quantifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantifier {
+    /// True when some member satisfies the predicate (or, without one, when
+    /// the collection is not empty).
+    Any,
+    /// True when every member satisfies the predicate.
+    All,
+}
+
+/// Binary operators, from loosest to tightest binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `or`
+    Or,
+    /// `and`
+    And,
+    /// `eq`
+    Eq,
+    /// `ne`
+    Ne,
+    /// `gt`
+    Gt,
+    /// `ge`
+    Ge,
+    /// `lt`
+    Lt,
+    /// `le`
+    Le,
+    /// `add`
+    Add,
+    /// `sub`
+    Sub,
+    /// `mul`
+    Mul,
+    /// `div`
+    Div,
+    /// `divby` (decimal division)
+    DivBy,
+    /// `mod`
+    Mod,
+}
+
+/// Precedence of `in`, shared with the relational operators.
+pub(crate) const IN_PRECEDENCE: u8 = 4;
+/// Precedence of the unary operators.
+pub(crate) const UNARY_PRECEDENCE: u8 = 7;
+/// Precedence of literals, paths, calls and lambdas.
+pub(crate) const PRIMARY_PRECEDENCE: u8 = 8;
+
+impl BinaryOp {
+    /// Every binary operator.
+    pub const ALL: [BinaryOp; 14] = [
+        BinaryOp::Or,
+        BinaryOp::And,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::DivBy,
+        BinaryOp::Mod,
+    ];
+
+    /// The operator's keyword in OData syntax.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "or",
+            BinaryOp::And => "and",
+            BinaryOp::Eq => "eq",
+            BinaryOp::Ne => "ne",
+            BinaryOp::Gt => "gt",
+            BinaryOp::Ge => "ge",
+            BinaryOp::Lt => "lt",
+            BinaryOp::Le => "le",
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::DivBy => "divby",
+            BinaryOp::Mod => "mod",
+        }
+    }
+
+    /// The operator named by `keyword` (case-sensitive), if any.
+    pub fn from_keyword(keyword: &str) -> Option<BinaryOp> {
+        BinaryOp::ALL.into_iter().find(|op| op.keyword() == keyword)
+    }
+
+    /// Binding strength per OData Part 2: a higher number binds tighter.
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinaryOp::Or => 1,
+            BinaryOp::And => 2,
+            BinaryOp::Eq | BinaryOp::Ne => 3,
+            BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Lt | BinaryOp::Le => IN_PRECEDENCE,
+            BinaryOp::Add | BinaryOp::Sub => 5,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::DivBy | BinaryOp::Mod => 6,
+        }
+    }
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    /// Logical `not`.
+    Not,
+    /// Arithmetic negation `-`.
+    Neg,
+}
+
+/// A literal value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    /// `null`
+    Null,
+    /// `true` or `false`
+    Boolean(bool),
+    /// An integer that fits in 64 bits, such as `42` or `-7`.
+    Int(i64),
+    /// A decimal such as `1.50`, kept as written so no precision is lost;
+    /// also an integer too large for 64 bits.
+    Decimal(String),
+    /// A number with an exponent, such as `1.5e3`.
+    Double(f64),
+    /// A string; the `''` escapes are already resolved.
+    String(String),
+    /// A date, `YYYY-MM-DD`.
+    Date(time::Date),
+    /// An instant with its offset, `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)`.
+    DateTimeOffset(time::OffsetDateTime),
+    /// A time of day, `HH:MM[:SS[.fff]]`.
+    TimeOfDay(time::Time),
+    /// A GUID, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
+    Guid(Guid),
+}
+
+/// A GUID value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Guid(pub u128);
+
+impl fmt::Display for Guid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let h = format!("{:032x}", self.0);
+        write!(
+            f,
+            "{}-{}-{}-{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..32]
+        )
+    }
+}
+
+/// A `$search` expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchExpr {
+    /// A bare word.
+    Word(String),
+    /// A `"quoted phrase"` (escapes resolved).
+    Phrase(String),
+    /// `NOT term`
+    Not(Box<SearchExpr>),
+    /// `a AND b`, or `a b`.
+    And(Box<SearchExpr>, Box<SearchExpr>),
+    /// `a OR b`
+    Or(Box<SearchExpr>, Box<SearchExpr>),
+}
