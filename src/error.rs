@@ -159,18 +159,14 @@ pub fn is_form_post(req: &Request<'_>) -> bool {
 }
 
 /// The screen a form post to `path` came from, to send errors back to.
-fn screen_of(req: &Request<'_>) -> Option<String> {
-    let path = req.uri().path();
-    match path.as_str() {
-        "/auth/login" => Some("/login".into()),
-        "/auth/forgot-password" => Some("/login/forgot-password".into()),
-        "/auth/intents/org-setup" => Some("/login/org-setup".into()),
-        _ => req
-            .headers()
-            .get_one("Referer")
-            .and_then(|r| url::Url::parse(r).ok())
-            .filter(|r| r.path().starts_with("/login/"))
-            .map(|r| r.path().to_owned()),
+/// (`POST /auth/reset-password` sends its own failures back to its screen,
+/// whose path carries the token.)
+fn screen_of(req: &Request<'_>) -> Option<&'static str> {
+    match req.uri().path().as_str() {
+        "/auth/login" => Some("/login"),
+        "/auth/forgot-password" => Some("/login/forgot-password"),
+        "/auth/intents/org-setup" => Some("/login/org-setup"),
+        _ => None,
     }
 }
 

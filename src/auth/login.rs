@@ -2,7 +2,7 @@
 
 use rocket::http::CookieJar;
 use rocket::response::Redirect;
-use rocket::{post, Request, State};
+use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
@@ -61,14 +61,14 @@ pub async fn login(
     _origin: SameOrigin,
     _guest: Guest,
     session: Session,
-    ip: ClientIpGuard,
+    ip: ClientIp,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Reply, AuthError> {
     let input = body?;
     let credentials = Credentials::from_input(&input)?;
-    let ip = ip.0.to_string();
+    let ip = ip.to_string();
     let key = gh.throttle.key(&credentials.email, &ip);
     if let Attempt::Refused { retry_after, first } = gh.throttle.hit(&key).await? {
         if first {
@@ -132,23 +132,4 @@ pub async fn login(
 #[post("/auth/login", rank = 2)]
 pub fn login_signed_in(gh: &State<GatehouseState>) -> Redirect {
     Redirect::to(gh.routes.dashboard.clone())
-}
-
-/// [`ClientIp`] as a request guard.
-pub struct ClientIpGuard(pub ClientIp);
-
-#[rocket::async_trait]
-impl<'r> rocket::request::FromRequest<'r> for ClientIpGuard {
-    type Error = std::convert::Infallible;
-
-    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, Self::Error> {
-        let ip = match GatehouseState::of(req) {
-            Some(gh) => ClientIp::of(req, &gh.settings),
-            None => ClientIp(
-                req.client_ip()
-                    .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED.into()),
-            ),
-        };
-        rocket::request::Outcome::Success(ClientIpGuard(ip))
-    }
 }

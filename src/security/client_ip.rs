@@ -41,3 +41,17 @@ impl fmt::Display for ClientIp {
         self.0.fmt(f)
     }
 }
+
+/// The client address as a request guard (never fails).
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for ClientIp {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, Self::Error> {
+        let ip = match crate::state::GatehouseState::of(req) {
+            Some(gh) => ClientIp::of(req, &gh.settings),
+            None => ClientIp(req.client_ip().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))),
+        };
+        rocket::request::Outcome::Success(ip)
+    }
+}

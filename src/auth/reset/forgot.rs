@@ -9,14 +9,13 @@ use rocket::{post, State};
 use serde_json::json;
 
 use super::broker;
-use crate::auth::login::ClientIpGuard;
 use crate::auth::{users, Attempt};
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::i18n::Language;
 use crate::reply::Reply;
-use crate::security::SameOrigin;
+use crate::security::{ClientIp, SameOrigin};
 use crate::session::{Guest, Session};
 use crate::state::GatehouseState;
 
@@ -43,14 +42,14 @@ pub async fn forgot_password(
     _origin: SameOrigin,
     _guest: Guest,
     session: Session,
-    ip: ClientIpGuard,
+    ip: ClientIp,
     language: Language,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Reply, AuthError> {
     let input = body?;
     let email = email_field(&input)?;
-    let key = gh.forgot_throttle.key(&email, &ip.0.to_string());
+    let key = gh.forgot_throttle.key(&email, &ip.to_string());
     if let Attempt::Refused { retry_after, .. } = gh.forgot_throttle.hit(&key).await? {
         return Err(AuthError::Throttled { retry_after });
     }
