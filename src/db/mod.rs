@@ -5,9 +5,11 @@
 //! Each table's queries live beside the code that owns the table.
 
 mod dialect;
+mod expressions;
 mod migrate;
 
 pub use dialect::Dialect;
+pub use expressions::{DatePart, TextValue};
 
 use std::time::Duration;
 

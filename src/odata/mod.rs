@@ -14,25 +14,36 @@
 
 #![warn(missing_docs)]
 
+mod check;
 mod error;
 mod expand;
 mod filter;
 mod function;
 mod lexer;
+mod model;
 mod options;
 mod print;
 mod query;
+mod resolve;
 mod search;
+mod sql;
+mod sql_expr;
 
+#[cfg(test)]
+mod fixture;
 #[cfg(test)]
 mod proptests;
 
+pub use check::check_query;
 pub use error::ParseError;
 pub use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS};
 pub use filter::{parse_filter, MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT};
+pub use model::{EdmType, EntitySet, Model, Navigation, NavigationKind, Property};
 pub use options::{parse_query, MAX_QUERY_LENGTH};
 pub use query::{
     BinaryOp, ExpandItem, Expr, Format, Function, Guid, LambdaPredicate, Literal, OrderItem, Path,
     Quantifier, Query, SearchExpr, Select, UnaryOp,
 };
+pub use resolve::QueryError;
 pub use search::parse_search;
+pub use sql::{count_query, filter_sql, page_query, selected_properties, Bind, Page, Sql};

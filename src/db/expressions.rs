@@ -1,0 +1,316 @@
+//! The expressions the OData SQL generator needs, per engine: null-safe
+//! comparison, case-insensitive matching, string, arithmetic and date
+//! functions, ordering and paging. Kept beside `Dialect` so every engine
+//! difference stays in `db/`.
+
+use super::Dialect;
+
+/// The typed values generated SQL binds as text and converts in the query,
+/// because each engine spells (and stores) them differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextValue {
+    /// An exact decimal number.
+    Decimal,
+    /// A calendar date, `YYYY-MM-DD`.
+    Date,
+    /// An instant, as written by [`Dialect::instant_text`].
+    Instant,
+    /// A time of day, `HH:MM:SS[.f]`.
+    TimeOfDay,
+    /// A GUID in its hyphenated form.
+    Guid,
+}
+
+/// The parts of a date or time generated SQL can extract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatePart {
+    /// The year.
+    Year,
+    /// The month, 1–12.
+    Month,
+    /// The day of the month.
+    Day,
+    /// The hour, 0–23.
+    Hour,
+    /// The minute.
+    Minute,
+    /// The whole second.
+    Second,
+}
+
+/// How SQLite writes an instant: UTC, millisecond precision, sortable as text.
+const SQLITE_INSTANT: &str = "'%Y-%m-%dT%H:%M:%f'";
+
+/// Building blocks for SQL generated from OData queries. Operands are SQL
+/// fragments already made safe by the caller (quoted identifiers, `$n`
+/// placeholders); these methods only arrange them.
+impl Dialect {
+    /// Prepares generated SQL for binding: MySQL gets `?` placeholders and the
+    /// 1-based numbers of the values to bind, in order (a number may repeat);
+    /// other engines keep `$n` and get `None` (bind the values as numbered).
+    ///
+    /// ```
+    /// use gatehouse::db::Dialect;
+    /// assert_eq!(Dialect::MySql.positional("b = $2 OR a = $1 OR c = $2"),
+    ///            ("b = ? OR a = ? OR c = ?".to_owned(), Some(vec![2, 1, 2])));
+    /// assert_eq!(Dialect::Sqlite.positional("a = $1").1, None);
+    /// ```
+    pub fn positional(self, sql: &str) -> (String, Option<Vec<usize>>) {
+        if self != Self::MySql {
+            return (sql.to_owned(), None);
+        }
+        let (mut out, mut order) = (String::with_capacity(sql.len()), Vec::new());
+        let mut chars = sql.chars().peekable();
+        let mut quote: Option<char> = None;
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (Some(q), _) if c == q => quote = None,
+                (None, '\'' | '"' | '`') => quote = Some(c),
+                (None, '$') if chars.peek().is_some_and(char::is_ascii_digit) => {
+                    let mut n = 0usize;
+                    while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                        n = n.saturating_mul(10).saturating_add(d as usize);
+                        chars.next();
+                    }
+                    order.push(n);
+                    out.push('?');
+                    continue;
+                }
+                _ => {}
+            }
+            out.push(c);
+        }
+        (out, Some(order))
+    }
+
+    /// Makes string comparisons on `expr` case-sensitive whatever the column
+    /// collation (only MySQL's default collations ignore case).
+    pub fn case_sensitive(self, expr: &str) -> String {
+        match self {
+            Self::MySql => format!("({expr} COLLATE utf8mb4_bin)"),
+            _ => expr.to_owned(),
+        }
+    }
+
+    /// True when `a` equals `b`, nulls being equal to each other; never null.
+    pub fn null_safe_eq(self, a: &str, b: &str) -> String {
+        match self {
+            Self::Sqlite => format!("({a} IS {b})"),
+            Self::Postgres => format!("({a} IS NOT DISTINCT FROM {b})"),
+            Self::MySql => format!("({a} <=> {b})"),
+        }
+    }
+
+    /// The negation of [`null_safe_eq`](Self::null_safe_eq); never null.
+    pub fn null_safe_ne(self, a: &str, b: &str) -> String {
+        match self {
+            Self::Sqlite => format!("({a} IS NOT {b})"),
+            Self::Postgres => format!("({a} IS DISTINCT FROM {b})"),
+            Self::MySql => format!("(NOT ({a} <=> {b}))"),
+        }
+    }
+
+    /// Case-insensitive `LIKE` of `expr` against `pattern`, in which `!`
+    /// escapes `%`, `_` and itself (`!` needs no escaping in any engine's
+    /// string literals, unlike `\` in MySQL's).
+    pub fn like_ignoring_case(self, expr: &str, pattern: &str) -> String {
+        format!("(lower({expr}) LIKE lower({pattern}) ESCAPE '!')")
+    }
+
+    /// The 1-based position of `needle` in `haystack`, 0 when absent.
+    pub fn position(self, haystack: &str, needle: &str) -> String {
+        match self {
+            Self::Sqlite => format!("instr({haystack}, {needle})"),
+            Self::Postgres => format!("strpos({haystack}, {needle})"),
+            Self::MySql => format!("LOCATE({needle}, {haystack})"),
+        }
+    }
+
+    /// Whether `text` ends with `suffix` (null when either is null).
+    pub fn ends_with(self, text: &str, suffix: &str) -> String {
+        match self {
+            Self::Sqlite => {
+                format!("(substr({text}, -length({suffix})) = {suffix} OR {suffix} = '')")
+            }
+            Self::Postgres => format!("(right({text}, char_length({suffix})) = {suffix})"),
+            Self::MySql => format!("(RIGHT({text}, CHAR_LENGTH({suffix})) = {suffix})"),
+        }
+    }
+
+    /// The part of `text` from the 0-based position `start`, of at most
+    /// `length` characters when given.
+    pub fn substring(self, text: &str, start: &str, length: Option<&str>) -> String {
+        match (self, length) {
+            (Self::Postgres, None) => format!("substr({text}, CAST({start} + 1 AS INTEGER))"),
+            (Self::Postgres, Some(n)) => {
+                format!("substr({text}, CAST({start} + 1 AS INTEGER), CAST({n} AS INTEGER))")
+            }
+            (_, None) => format!("substr({text}, {start} + 1)"),
+            (_, Some(n)) => format!("substr({text}, {start} + 1, {n})"),
+        }
+    }
+
+    /// The length of a string in characters.
+    pub fn char_length(self, expr: &str) -> String {
+        match self {
+            Self::Sqlite => format!("length({expr})"),
+            _ => format!("char_length({expr})"),
+        }
+    }
+
+    /// Two strings joined.
+    pub fn concat(self, a: &str, b: &str) -> String {
+        match self {
+            Self::MySql => format!("CONCAT({a}, {b})"),
+            _ => format!("({a} || {b})"),
+        }
+    }
+
+    /// Integer division, truncating.
+    pub fn int_div(self, a: &str, b: &str) -> String {
+        match self {
+            Self::MySql => format!("({a} DIV {b})"),
+            _ => format!("({a} / {b})"),
+        }
+    }
+
+    /// Division keeping fractions even for integer operands.
+    pub fn decimal_div(self, a: &str, b: &str) -> String {
+        match self {
+            Self::Sqlite => format!("(CAST({a} AS REAL) / {b})"),
+            Self::Postgres => format!("(CAST({a} AS NUMERIC) / {b})"),
+            Self::MySql => format!("({a} / {b})"),
+        }
+    }
+
+    /// The largest integer not above `x` (SQLite may lack `floor`).
+    pub fn floor(self, x: &str) -> String {
+        match self {
+            Self::Sqlite => format!("(CAST({x} AS INTEGER) - ({x} < CAST({x} AS INTEGER)))"),
+            _ => format!("FLOOR({x})"),
+        }
+    }
+
+    /// The smallest integer not below `x` (SQLite may lack `ceil`).
+    pub fn ceiling(self, x: &str) -> String {
+        match self {
+            Self::Sqlite => format!("(CAST({x} AS INTEGER) + ({x} > CAST({x} AS INTEGER)))"),
+            _ => format!("CEILING({x})"),
+        }
+    }
+
+    /// A part of a date, instant or time of day, as an integer.
+    pub fn date_part(self, part: DatePart, x: &str) -> String {
+        let (sqlite, sql) = match part {
+            DatePart::Year => ("%Y", "YEAR"),
+            DatePart::Month => ("%m", "MONTH"),
+            DatePart::Day => ("%d", "DAY"),
+            DatePart::Hour => ("%H", "HOUR"),
+            DatePart::Minute => ("%M", "MINUTE"),
+            DatePart::Second => ("%S", "SECOND"),
+        };
+        match self {
+            Self::Sqlite => format!("CAST(strftime('{sqlite}', {x}) AS INTEGER)"),
+            Self::Postgres => format!("CAST(FLOOR(EXTRACT({sql} FROM {x})) AS INTEGER)"),
+            Self::MySql => format!("{sql}({x})"),
+        }
+    }
+
+    /// The UTC date of an instant.
+    pub fn date_of(self, instant: &str) -> String {
+        match self {
+            Self::Sqlite => format!("date({instant})"),
+            Self::Postgres => format!("CAST(({instant} AT TIME ZONE 'UTC') AS DATE)"),
+            Self::MySql => format!("DATE({instant})"),
+        }
+    }
+
+    /// The UTC time of day of an instant.
+    pub fn time_of(self, instant: &str) -> String {
+        match self {
+            Self::Sqlite => format!("time({instant})"),
+            Self::Postgres => format!("CAST(({instant} AT TIME ZONE 'UTC') AS TIME)"),
+            Self::MySql => format!("TIME({instant})"),
+        }
+    }
+
+    /// The current instant, comparable with [`instant_column`](Self::instant_column).
+    pub fn now_instant(self) -> String {
+        match self {
+            Self::Sqlite => format!("strftime({SQLITE_INSTANT}, 'now')"),
+            Self::Postgres => "now()".to_owned(),
+            Self::MySql => "UTC_TIMESTAMP(6)".to_owned(),
+        }
+    }
+
+    /// An instant column made comparable by instant: SQLite stores ISO 8601
+    /// text in several spellings, normalised here to UTC.
+    pub fn instant_column(self, column: &str) -> String {
+        match self {
+            Self::Sqlite => format!("strftime({SQLITE_INSTANT}, {column})"),
+            _ => column.to_owned(),
+        }
+    }
+
+    /// A placeholder bound as text, converted to the value it spells.
+    pub fn text_param(self, placeholder: &str, value: TextValue) -> String {
+        use TextValue::*;
+        match (self, value) {
+            (Self::Sqlite, Decimal) => format!("CAST({placeholder} AS NUMERIC)"),
+            (Self::Sqlite, Instant) => self.instant_column(placeholder),
+            (Self::Postgres, Decimal) => format!("CAST({placeholder} AS NUMERIC)"),
+            (Self::Postgres, Date) => format!("CAST({placeholder} AS DATE)"),
+            (Self::Postgres, Instant) => format!("CAST({placeholder} AS TIMESTAMPTZ)"),
+            (Self::Postgres, TimeOfDay) => format!("CAST({placeholder} AS TIME)"),
+            (Self::Postgres, Guid) => format!("CAST({placeholder} AS UUID)"),
+            (Self::MySql, Decimal) => format!("CAST({placeholder} AS DECIMAL(65, 30))"),
+            (Self::MySql, Date) => format!("CAST({placeholder} AS DATE)"),
+            (Self::MySql, Instant) => format!("CAST({placeholder} AS DATETIME(6))"),
+            (Self::MySql, TimeOfDay) => format!("CAST({placeholder} AS TIME(6))"),
+            _ => placeholder.to_owned(),
+        }
+    }
+
+    /// How an instant is written for [`text_param`](Self::text_param): UTC
+    /// with microseconds, with an explicit offset where the engine reads one.
+    ///
+    /// ```
+    /// use gatehouse::db::Dialect;
+    /// let t = time::macros::datetime!(2024-01-02 03:04:05.5 +01:00);
+    /// assert_eq!(Dialect::Postgres.instant_text(t), "2024-01-02 02:04:05.500000+00:00");
+    /// assert_eq!(Dialect::MySql.instant_text(t), "2024-01-02 02:04:05.500000");
+    /// ```
+    pub fn instant_text(self, instant: time::OffsetDateTime) -> String {
+        let t = instant.to_offset(time::UtcOffset::UTC);
+        let text = format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}",
+            t.year(),
+            u8::from(t.month()),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second(),
+            t.microsecond()
+        );
+        match self {
+            Self::MySql => text,
+            _ => text + "+00:00",
+        }
+    }
+
+    /// One `ORDER BY` term putting nulls first ascending and last descending,
+    /// as SQLite and MySQL do by default and PostgreSQL must be told.
+    pub fn order_term(self, expr: &str, descending: bool) -> String {
+        match (self, descending) {
+            (Self::Postgres, false) => format!("{expr} ASC NULLS FIRST"),
+            (Self::Postgres, true) => format!("{expr} DESC NULLS LAST"),
+            (_, false) => format!("{expr} ASC"),
+            (_, true) => format!("{expr} DESC"),
+        }
+    }
+
+    /// The clause limiting a result to `limit` rows after skipping `offset`.
+    pub fn limit_offset(self, limit: &str, offset: &str) -> String {
+        format!("LIMIT {limit} OFFSET {offset}")
+    }
+}

@@ -1,0 +1,269 @@
+//! Building the SQL for a checked query: the third pure step of the `/odata`
+//! pipeline. A page query selects the requested properties (plus the key) of
+//! the rows `$filter` and `$search` admit, in `$orderby` order made stable by
+//! the key, one row beyond the page so the caller learns whether more remain;
+//! a count query counts the same rows, ignoring `$top` and `$skip`. Every
+//! value is a bind parameter; every identifier comes from the model.
+//!
+//! ```
+//! use gatehouse::db::Dialect;
+//! use gatehouse::odata::{page_query, parse_query, Bind, EdmType, EntitySet, Model, Page, Property};
+//! let model = Model::new().set(
+//!     EntitySet::new("Pets", "pets", "id")
+//!         .property(Property::new("id", EdmType::Int32).not_null())
+//!         .property(Property::new("name", EdmType::String).not_null()),
+//! );
+//! let q = parse_query("$filter=name eq 'Rex'&$select=name").unwrap();
+//! let sql = page_query(&model, &model.sets[0], &q, Page { offset: 0, size: 10 }, Dialect::Sqlite).unwrap();
+//! assert_eq!(sql.text, concat!(
+//!     r#"SELECT "t0"."id" AS "id", "t0"."name" AS "name" FROM "pets" AS "t0" "#,
+//!     r#"WHERE ("t0"."name" = $1) ORDER BY "t0"."id" ASC LIMIT $2 OFFSET $3"#));
+//! assert_eq!(sql.binds, [Bind::Text("Rex".into()), Bind::Int(11), Bind::Int(0)]);
+//! ```
+
+use super::check::check_query;
+use super::model::{EntitySet, Model, Property};
+use super::query::{Expr, Query, SearchExpr, Select};
+use super::resolve::{resolve, QueryError};
+use super::sql_expr::{false_if_null, Writer};
+use crate::db::Dialect;
+
+/// A value bound to a placeholder of generated SQL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bind {
+    /// SQL null.
+    Null,
+    /// A boolean (an integer 0/1 where the engine has no booleans).
+    Bool(bool),
+    /// A 64-bit integer.
+    Int(i64),
+    /// Text.
+    Text(String),
+    /// A double-precision number.
+    Double(f64),
+    /// An exact decimal, bound as its text and converted in the query.
+    Decimal(String),
+}
+
+/// Generated SQL and the values to bind to it, in order.
+///
+/// On PostgreSQL and SQLite the text uses `$1..$n` and `binds[i]` belongs to
+/// `$(i+1)`; on MySQL it uses `?` and the binds are in textual order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sql {
+    /// The statement or condition text.
+    pub text: String,
+    /// The values to bind.
+    pub binds: Vec<Bind>,
+}
+
+impl Sql {
+    /// Fits numbered placeholders to the dialect (MySQL binds positionally,
+    /// so a value used twice is bound twice).
+    fn finish(text: String, binds: Vec<Bind>, dialect: Dialect) -> Sql {
+        match dialect.positional(&text) {
+            (text, Some(order)) => {
+                let binds = order
+                    .into_iter()
+                    .filter_map(|n| binds.get(n.wrapping_sub(1)).cloned())
+                    .collect();
+                Sql { text, binds }
+            }
+            (text, None) => Sql { text, binds },
+        }
+    }
+}
+
+/// Which slice of the collection a page query fetches: `size` rows after
+/// skipping `offset`. The query asks for `size + 1` rows; a surplus row means
+/// more remain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// Rows to skip (`$skip`, plus what earlier pages delivered).
+    pub offset: u64,
+    /// Rows to deliver at most.
+    pub size: u64,
+}
+
+/// The properties a response carries: those `$select` names (in declaration
+/// order) plus the key, or all of them.
+///
+/// ```
+/// use gatehouse::odata::{parse_query, selected_properties, EdmType, EntitySet, Property};
+/// let set = EntitySet::new("Pets", "pets", "id")
+///     .property(Property::new("id", EdmType::Int32))
+///     .property(Property::new("name", EdmType::String))
+///     .property(Property::new("age", EdmType::Int32));
+/// let q = parse_query("$select=age").unwrap();
+/// let names: Vec<_> = selected_properties(&set, q.select.as_ref()).iter().map(|p| &p.name).collect();
+/// assert_eq!(names, ["id", "age"]);
+/// ```
+pub fn selected_properties<'s>(set: &'s EntitySet, select: Option<&Select>) -> Vec<&'s Property> {
+    let chosen = |p: &Property| match select {
+        Some(Select::Paths(paths)) => {
+            p.name == set.key
+                || paths
+                    .iter()
+                    .any(|path| path.segments() == [p.name.as_str()])
+        }
+        _ => true,
+    };
+    set.properties.iter().filter(|p| chosen(p)).collect()
+}
+
+/// The condition a `$filter` expression sets on `set`'s rows (aliased
+/// `"t0"`), checked against the model first.
+pub fn filter_sql(
+    model: &Model,
+    set: &EntitySet,
+    filter: &Expr,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    let query = Query {
+        filter: Some(filter.clone()),
+        ..Query::default()
+    };
+    check_query(model, set, &query)?;
+    let mut w = Writer::new(model, set, dialect);
+    let text = w.expr(filter)?.sql;
+    Ok(Sql::finish(text, w.binds, dialect))
+}
+
+/// The statement fetching one page of `query` over `set`.
+pub fn page_query(
+    model: &Model,
+    set: &EntitySet,
+    query: &Query,
+    page: Page,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    check_query(model, set, query)?;
+    let mut w = Writer::new(model, set, dialect);
+    let t0 = w.root_alias();
+    let columns: Vec<String> = selected_properties(set, query.select.as_ref())
+        .into_iter()
+        .map(|p| format!("{} AS {}", w.column(&t0, &p.column), dialect.quote(&p.name)))
+        .collect();
+    let mut text = format!(
+        "SELECT {} FROM {} AS {t0}",
+        columns.join(", "),
+        dialect.quote(&set.table)
+    );
+    where_clause(&mut w, query, &mut text)?;
+    text += " ORDER BY ";
+    text += &order_by(&mut w, query)?;
+    let limit = w.bind(Bind::Int(clamp(page.size.saturating_add(1))));
+    let offset = w.bind(Bind::Int(clamp(page.offset)));
+    text += " ";
+    text += &dialect.limit_offset(&limit, &offset);
+    Ok(Sql::finish(text, w.binds, dialect))
+}
+
+/// The statement counting the rows `query`'s `$filter` and `$search` admit.
+pub fn count_query(
+    model: &Model,
+    set: &EntitySet,
+    query: &Query,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    check_query(model, set, query)?;
+    let mut w = Writer::new(model, set, dialect);
+    let mut text = format!(
+        "SELECT COUNT(*) FROM {} AS {}",
+        dialect.quote(&set.table),
+        w.root_alias()
+    );
+    where_clause(&mut w, query, &mut text)?;
+    Ok(Sql::finish(text, w.binds, dialect))
+}
+
+fn clamp(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn where_clause<'m>(
+    w: &mut Writer<'m>,
+    query: &'m Query,
+    text: &mut String,
+) -> Result<(), QueryError> {
+    let mut conditions = Vec::new();
+    if let Some(filter) = &query.filter {
+        conditions.push(w.expr(filter)?.sql);
+    }
+    if let Some(search) = &query.search {
+        conditions.push(search_condition(w, search));
+    }
+    if !conditions.is_empty() {
+        *text += " WHERE ";
+        *text += &conditions.join(" AND ");
+    }
+    Ok(())
+}
+
+/// `$orderby` terms, then the key unless the last term already is the key.
+fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<String, QueryError> {
+    let mut terms = Vec::new();
+    for item in &query.orderby {
+        let r = resolve(w.model, w.root(), &[], &item.path, "$orderby")?;
+        let value = w.path_value(&r)?;
+        terms.push(w.dialect.order_term(&value.sql, item.descending));
+    }
+    let root = w.root();
+    let ends_in_key = query
+        .orderby
+        .last()
+        .is_some_and(|item| item.path.segments() == [root.key.as_str()]);
+    if !ends_in_key {
+        let key = root.key_property().ok_or_else(|| {
+            QueryError::new(
+                "model_error",
+                "$orderby",
+                format!("{} declares no key", root.name),
+            )
+        })?;
+        let value = w.property(&w.root_alias(), key);
+        terms.push(w.dialect.order_term(&value, false));
+    }
+    Ok(terms.join(", "))
+}
+
+/// A `$search` expression as a condition: each term a case-insensitive
+/// substring match against any searchable property, `%` and `_` literal.
+fn search_condition(w: &mut Writer<'_>, search: &SearchExpr) -> String {
+    match search {
+        SearchExpr::Word(term) | SearchExpr::Phrase(term) => {
+            let escaped = term
+                .replace('!', "!!")
+                .replace('%', "!%")
+                .replace('_', "!_");
+            let pattern = w.bind(Bind::Text(format!("%{escaped}%")));
+            let t0 = w.root_alias();
+            let matches: Vec<String> = w
+                .root()
+                .searchable_properties()
+                .map(|p| {
+                    let like = w
+                        .dialect
+                        .like_ignoring_case(&w.column(&t0, &p.column), &pattern);
+                    false_if_null(like, p.nullable)
+                })
+                .collect();
+            format!("({})", matches.join(" OR "))
+        }
+        SearchExpr::Not(inner) => format!("(NOT {})", search_condition(w, inner)),
+        SearchExpr::And(a, b) => {
+            format!(
+                "({} AND {})",
+                search_condition(w, a),
+                search_condition(w, b)
+            )
+        }
+        SearchExpr::Or(a, b) => {
+            format!("({} OR {})", search_condition(w, a), search_condition(w, b))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "sql_tests.rs"]
+mod tests;

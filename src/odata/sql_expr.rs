@@ -1,0 +1,396 @@
+//! Turning a checked `$filter` expression into an SQL condition with OData's
+//! null semantics: comparisons are two-valued (`x ne 3` holds where `x` is
+//! null, `x gt 3` does not, `null eq null` holds), while `and`/`or`/`not`
+//! keep the three-valued logic both languages share. Values become numbered
+//! bind parameters; identifiers come from the model, quoted by the dialect.
+
+use super::check::{binary_type, function_type, literal_type, Ty};
+use super::model::{EdmType, EntitySet, Model, Property};
+use super::query::{BinaryOp, Expr, Function, Literal, Quantifier, UnaryOp};
+use super::resolve::{resolve, Hop, QueryError, Resolved, Tail};
+use super::sql::Bind;
+use crate::db::{DatePart, Dialect, TextValue};
+
+/// A rendered expression with what later operators need to know about it.
+pub(crate) struct Frag {
+    /// The SQL text.
+    pub sql: String,
+    /// Its OData type; `None` for the `null` literal.
+    pub ty: Ty,
+    /// Whether it may evaluate to null.
+    pub nullable: bool,
+}
+
+impl Frag {
+    fn new(sql: String, ty: Ty, nullable: bool) -> Frag {
+        Frag { sql, ty, nullable }
+    }
+
+    fn is_null_literal(&self) -> bool {
+        self.ty.is_none()
+    }
+}
+
+/// Renders expressions for one statement, collecting its binds.
+pub(crate) struct Writer<'m> {
+    pub model: &'m Model,
+    pub dialect: Dialect,
+    pub binds: Vec<Bind>,
+    root: &'m EntitySet,
+    aliases: usize,
+    vars: Vec<(&'m str, &'m EntitySet, String)>,
+    target: &'static str,
+}
+
+impl<'m> Writer<'m> {
+    /// A writer for a statement over `root`, aliased `"t0"`.
+    pub fn new(model: &'m Model, root: &'m EntitySet, dialect: Dialect) -> Writer<'m> {
+        Writer {
+            model,
+            dialect,
+            binds: Vec::new(),
+            root,
+            aliases: 0,
+            vars: Vec::new(),
+            target: "$filter",
+        }
+    }
+
+    /// The entity set the statement reads.
+    pub fn root(&self) -> &'m EntitySet {
+        self.root
+    }
+
+    /// The quoted alias of the root table.
+    pub fn root_alias(&self) -> String {
+        self.dialect.quote("t0")
+    }
+
+    /// Adds a bind and returns its placeholder.
+    pub fn bind(&mut self, value: Bind) -> String {
+        self.binds.push(value);
+        format!("${}", self.binds.len())
+    }
+
+    fn alias(&mut self) -> String {
+        self.aliases += 1;
+        self.dialect.quote(&format!("t{}", self.aliases))
+    }
+
+    fn internal(&self, message: String) -> QueryError {
+        QueryError::new("model_error", self.target, message)
+    }
+
+    /// `alias.column`, quoted.
+    pub fn column(&self, alias: &str, column: &str) -> String {
+        format!("{alias}.{}", self.dialect.quote(column))
+    }
+
+    /// The value of `property` of the row aliased `alias`, comparable by
+    /// instant where the engine stores instants as text.
+    pub fn property(&self, alias: &str, property: &Property) -> String {
+        let column = self.column(alias, &property.column);
+        match property.edm_type {
+            EdmType::DateTimeOffset => self.dialect.instant_column(&column),
+            _ => column,
+        }
+    }
+
+    fn key_column(&self, set: &'m EntitySet) -> Result<&'m str, QueryError> {
+        match set.key_property() {
+            Some(key) => Ok(&key.column),
+            None => Err(self.internal(format!("{} declares no key property", set.name))),
+        }
+    }
+
+    /// The key of the entity `hops` lead to from the row aliased `alias`:
+    /// after a single-valued navigation that is its foreign key.
+    fn entity_key(
+        &mut self,
+        alias: &str,
+        set: &'m EntitySet,
+        hops: &[Hop<'m>],
+    ) -> Result<String, QueryError> {
+        let Some((first, rest)) = hops.split_first() else {
+            return Ok(self.column(alias, self.key_column(set)?));
+        };
+        let (mut key, mut from) = (self.column(alias, first.column), first.to);
+        for hop in rest {
+            let (a, table) = (self.alias(), self.dialect.quote(&from.table));
+            let (fk, pk) = (
+                self.column(&a, hop.column),
+                self.column(&a, self.key_column(from)?),
+            );
+            key = format!("(SELECT {fk} FROM {table} AS {a} WHERE {pk} = {key})");
+            from = hop.to;
+        }
+        Ok(key)
+    }
+
+    fn scope(&self, scope: Option<usize>) -> (String, &'m EntitySet) {
+        match scope.and_then(|i| self.vars.get(i)) {
+            Some((_, set, alias)) => (alias.clone(), set),
+            None => (self.root_alias(), self.root),
+        }
+    }
+
+    /// The value a resolved property path denotes: a column of its row, or
+    /// a correlated subquery across single-valued navigations.
+    pub fn path_value(&mut self, r: &Resolved<'m>) -> Result<Frag, QueryError> {
+        let Tail::Property(p) = r.tail else {
+            return Err(self.internal("a collection has no single value".into()));
+        };
+        let (alias, set) = self.scope(r.scope);
+        let Some(last) = r.hops.last() else {
+            return Ok(Frag::new(
+                self.property(&alias, p),
+                Some(p.edm_type),
+                p.nullable,
+            ));
+        };
+        let key = self.entity_key(&alias, set, &r.hops)?;
+        let (a, table) = (self.alias(), self.dialect.quote(&last.to.table));
+        let (value, pk) = (
+            self.property(&a, p),
+            self.column(&a, self.key_column(last.to)?),
+        );
+        let sql = format!("(SELECT {value} FROM {table} AS {a} WHERE {pk} = {key})");
+        Ok(Frag::new(sql, Some(p.edm_type), true))
+    }
+
+    /// Renders a `$filter` (or nested) expression.
+    pub fn expr(&mut self, expr: &'m Expr) -> Result<Frag, QueryError> {
+        match expr {
+            Expr::Literal(literal) => Ok(self.literal(literal)),
+            Expr::Path(path) => {
+                let r = resolve(self.model, self.root, &self.var_sets(), path, self.target)?;
+                self.path_value(&r)
+            }
+            Expr::Binary { op, left, right } => {
+                let (l, r) = (self.expr(left)?, self.expr(right)?);
+                self.binary(*op, l, r)
+            }
+            Expr::Unary { op, operand } => {
+                let f = self.expr(operand)?;
+                let sql = match op {
+                    UnaryOp::Not => format!("(NOT {})", f.sql),
+                    UnaryOp::Neg => format!("(-{})", f.sql),
+                };
+                Ok(Frag::new(sql, f.ty, f.nullable))
+            }
+            Expr::In { operand, list } => self.in_list(operand, list),
+            Expr::Call { function, args } => {
+                let args = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.call(*function, args)
+            }
+            Expr::Lambda {
+                collection,
+                quantifier,
+                predicate,
+            } => {
+                let r = resolve(
+                    self.model,
+                    self.root,
+                    &self.var_sets(),
+                    collection,
+                    self.target,
+                )?;
+                let Tail::Collection {
+                    to, remote_column, ..
+                } = r.tail
+                else {
+                    return Err(self.internal(format!("'{collection}' is not a collection")));
+                };
+                let (alias, set) = self.scope(r.scope);
+                let parent = self.entity_key(&alias, set, &r.hops)?;
+                let (a, table) = (self.alias(), self.dialect.quote(&to.table));
+                let from = format!(
+                    "SELECT 1 FROM {table} AS {a} WHERE {} = {parent}",
+                    self.column(&a, remote_column)
+                );
+                let sql = match predicate {
+                    None => format!("EXISTS ({from})"),
+                    Some(p) => {
+                        self.vars.push((&p.variable, to, a));
+                        let body = self.expr(&p.body);
+                        self.vars.pop();
+                        let body = body?.sql;
+                        match quantifier {
+                            Quantifier::Any => format!("EXISTS ({from} AND {body})"),
+                            Quantifier::All => {
+                                format!("NOT EXISTS ({from} AND NOT COALESCE({body}, FALSE))")
+                            }
+                        }
+                    }
+                };
+                Ok(Frag::new(sql, Some(EdmType::Boolean), false))
+            }
+        }
+    }
+
+    fn var_sets(&self) -> Vec<(&'m str, &'m EntitySet)> {
+        self.vars.iter().map(|(n, s, _)| (*n, *s)).collect()
+    }
+
+    fn literal(&mut self, literal: &Literal) -> Frag {
+        let ty = literal_type(literal);
+        let sql = match literal {
+            Literal::Null => return Frag::new("NULL".into(), None, true),
+            Literal::Boolean(b) => self.bind(Bind::Bool(*b)),
+            Literal::Int(i) => self.bind(Bind::Int(*i)),
+            Literal::Double(d) => self.bind(Bind::Double(*d)),
+            Literal::String(s) => self.bind(Bind::Text(s.clone())),
+            Literal::Decimal(d) => self.text(Bind::Decimal(d.clone()), TextValue::Decimal),
+            Literal::Date(_) => self.text(Bind::Text(literal.to_string()), TextValue::Date),
+            Literal::TimeOfDay(_) => {
+                self.text(Bind::Text(literal.to_string()), TextValue::TimeOfDay)
+            }
+            Literal::Guid(g) => self.text(Bind::Text(g.to_string()), TextValue::Guid),
+            Literal::DateTimeOffset(t) => {
+                let text = self.dialect.instant_text(*t);
+                self.text(Bind::Text(text), TextValue::Instant)
+            }
+        };
+        Frag::new(sql, ty, false)
+    }
+
+    fn text(&mut self, value: Bind, kind: TextValue) -> String {
+        let placeholder = self.bind(value);
+        self.dialect.text_param(&placeholder, kind)
+    }
+
+    fn mismatch(&self, message: String) -> QueryError {
+        QueryError::new("type_mismatch", self.target, message)
+    }
+
+    fn binary(&mut self, op: BinaryOp, l: Frag, r: Frag) -> Result<Frag, QueryError> {
+        use BinaryOp::*;
+        let ty = binary_type(op, l.ty, r.ty).map_err(|m| self.mismatch(m))?;
+        let nullable = l.nullable || r.nullable;
+        let (a, b) = (&l.sql, &r.sql);
+        let sql = match op {
+            And => format!("({a} AND {b})"),
+            Or => format!("({a} OR {b})"),
+            Eq | Ne | Gt | Ge | Lt | Le => return Ok(self.compare(op, &l, &r)),
+            Add => format!("({a} + {b})"),
+            Sub => format!("({a} - {b})"),
+            Mul => format!("({a} * {b})"),
+            Div if ty.is_some_and(EdmType::is_integer) => self.dialect.int_div(a, b),
+            Div => format!("({a} / {b})"),
+            DivBy => self.dialect.decimal_div(a, b),
+            Mod => format!("({a} % {b})"),
+        };
+        Ok(Frag::new(sql, ty, nullable))
+    }
+
+    /// A two-valued comparison: true or false, never null.
+    fn compare(&self, op: BinaryOp, l: &Frag, r: &Frag) -> Frag {
+        let boolean = |sql: String| Frag::new(sql, Some(EdmType::Boolean), false);
+        let other = if l.is_null_literal() { r } else { l };
+        if l.is_null_literal() || r.is_null_literal() {
+            return boolean(match op {
+                BinaryOp::Eq => format!("({} IS NULL)", other.sql),
+                BinaryOp::Ne => format!("({} IS NOT NULL)", other.sql),
+                _ => "FALSE".into(),
+            });
+        }
+        let a = match l.ty {
+            Some(EdmType::String) => self.dialect.case_sensitive(&l.sql),
+            _ => l.sql.clone(),
+        };
+        let b = &r.sql;
+        let nullable = l.nullable || r.nullable;
+        let symbol = match op {
+            BinaryOp::Eq if nullable => return boolean(self.dialect.null_safe_eq(&a, b)),
+            BinaryOp::Ne if nullable => return boolean(self.dialect.null_safe_ne(&a, b)),
+            BinaryOp::Eq => "=",
+            BinaryOp::Ne => "<>",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Lt => "<",
+            _ => "<=",
+        };
+        boolean(false_if_null(format!("({a} {symbol} {b})"), nullable))
+    }
+
+    fn in_list(&mut self, operand: &'m Expr, list: &'m [Expr]) -> Result<Frag, QueryError> {
+        let o = self.expr(operand)?;
+        let items = list
+            .iter()
+            .map(|e| self.expr(e))
+            .collect::<Result<Vec<_>, _>>()?;
+        for item in &items {
+            binary_type(BinaryOp::Eq, o.ty, item.ty).map_err(|m| self.mismatch(m))?;
+        }
+        if o.is_null_literal() || items.iter().any(|i| i.nullable) {
+            let terms: Vec<_> = items
+                .iter()
+                .map(|i| self.compare(BinaryOp::Eq, &o, i).sql)
+                .collect();
+            let sql = format!("({})", terms.join(" OR "));
+            return Ok(Frag::new(sql, Some(EdmType::Boolean), false));
+        }
+        let a = match o.ty {
+            Some(EdmType::String) => self.dialect.case_sensitive(&o.sql),
+            _ => o.sql.clone(),
+        };
+        let list: Vec<_> = items.iter().map(|i| i.sql.as_str()).collect();
+        let sql = false_if_null(format!("({a} IN ({}))", list.join(", ")), o.nullable);
+        Ok(Frag::new(sql, Some(EdmType::Boolean), false))
+    }
+
+    fn call(&mut self, function: Function, args: Vec<Frag>) -> Result<Frag, QueryError> {
+        use Function as F;
+        let types: Vec<Ty> = args.iter().map(|a| a.ty).collect();
+        let ty = function_type(function, &types).map_err(|m| self.mismatch(m))?;
+        let nullable = args.iter().any(|a| a.nullable);
+        let d = self.dialect;
+        let arg = |i: usize| args.get(i).map_or("NULL", |a| a.sql.as_str());
+        let text = d.case_sensitive(arg(0));
+        let part = |p: DatePart| d.date_part(p, arg(0));
+        let sql = match function {
+            F::Contains => false_if_null(format!("({} > 0)", d.position(&text, arg(1))), nullable),
+            F::StartsWith => {
+                false_if_null(format!("({} = 1)", d.position(&text, arg(1))), nullable)
+            }
+            F::EndsWith => false_if_null(d.ends_with(&text, arg(1)), nullable),
+            F::Length => d.char_length(arg(0)),
+            F::IndexOf => format!("({} - 1)", d.position(&text, arg(1))),
+            F::Substring => d.substring(arg(0), arg(1), args.get(2).map(|a| a.sql.as_str())),
+            F::ToLower => format!("lower({})", arg(0)),
+            F::ToUpper => format!("upper({})", arg(0)),
+            F::Trim => format!("trim({})", arg(0)),
+            F::Concat => d.concat(arg(0), arg(1)),
+            F::Year => part(DatePart::Year),
+            F::Month => part(DatePart::Month),
+            F::Day => part(DatePart::Day),
+            F::Hour => part(DatePart::Hour),
+            F::Minute => part(DatePart::Minute),
+            F::Second => part(DatePart::Second),
+            F::Date => d.date_of(arg(0)),
+            F::Time => d.time_of(arg(0)),
+            F::Now => d.now_instant(),
+            F::Round => format!("round({})", arg(0)),
+            F::Floor => d.floor(arg(0)),
+            F::Ceiling => d.ceiling(arg(0)),
+        };
+        let nullable = nullable && ty != Some(EdmType::Boolean);
+        Ok(Frag::new(sql, ty, nullable))
+    }
+}
+
+/// Makes a possibly-null condition false where it would be null.
+pub(crate) fn false_if_null(condition: String, nullable: bool) -> String {
+    if nullable {
+        format!("COALESCE({condition}, FALSE)")
+    } else {
+        condition
+    }
+}
+
+#[cfg(test)]
+#[path = "sql_expr_tests.rs"]
+mod tests;

@@ -1,0 +1,120 @@
+use super::*;
+use crate::odata::fixture::model;
+use crate::odata::parse_query;
+use Dialect::{MySql, Postgres, Sqlite};
+
+fn page(d: Dialect, query: &str, offset: u64, size: u64) -> Sql {
+    let m = model();
+    let users = m.find("Users").expect("fixture");
+    let q = parse_query(query).expect("parses");
+    page_query(&m, users, &q, Page { offset, size }, d).expect("fits the model")
+}
+
+fn count(d: Dialect, query: &str) -> Sql {
+    let m = model();
+    let users = m.find("Users").expect("fixture");
+    count_query(&m, users, &parse_query(query).expect("parses"), d).expect("fits the model")
+}
+
+#[test]
+fn injection_attempts_stay_single_binds() {
+    for d in [Sqlite, Postgres, MySql] {
+        let sql = page(d, "$filter=name eq 'x'' OR 1=1 --'", 0, 1);
+        assert!(!sql.text.contains("OR 1=1"), "{}", sql.text);
+        assert_eq!(sql.binds[..1], [Bind::Text("x' OR 1=1 --".into())]);
+    }
+    let sql = page(Sqlite, "$search=\"'; DROP TABLE users; --\"", 0, 1);
+    assert!(!sql.text.contains("DROP"));
+    assert_eq!(sql.binds[0], Bind::Text("%'; DROP TABLE users; --%".into()));
+}
+
+#[test]
+fn page_query_selects_orders_and_limits() {
+    let sql = page(
+        Postgres,
+        "$select=name&$orderby=organisation/name desc&$top=5&$skip=3",
+        3,
+        5,
+    );
+    assert_eq!(
+        sql.text,
+        concat!(
+            r#"SELECT "t0"."id" AS "id", "t0"."display_name" AS "name" FROM "users" AS "t0" "#,
+            r#"ORDER BY (SELECT "t1"."name" FROM "orgs" AS "t1" WHERE "t1"."id" = "t0"."org_id") DESC NULLS LAST, "#,
+            r#""t0"."id" ASC NULLS FIRST LIMIT $1 OFFSET $2"#
+        )
+    );
+    assert_eq!(sql.binds, [Bind::Int(6), Bind::Int(3)]);
+    let sql = page(MySql, "$select=age,name&$orderby=age,id", 0, 200);
+    assert_eq!(
+        sql.text,
+        "SELECT `t0`.`id` AS `id`, `t0`.`display_name` AS `name`, `t0`.`age` AS `age` FROM `users` AS `t0` ORDER BY `t0`.`age` ASC, `t0`.`id` ASC LIMIT ? OFFSET ?"
+    );
+    assert_eq!(sql.binds, [Bind::Int(201), Bind::Int(0)]);
+    let sql = page(Sqlite, "$orderby=id desc,age", 0, u64::MAX);
+    assert!(sql
+        .text
+        .ends_with(r#"ORDER BY "t0"."id" DESC, "t0"."age" ASC, "t0"."id" ASC LIMIT $1 OFFSET $2"#));
+    assert_eq!(sql.binds[0], Bind::Int(i64::MAX));
+}
+
+#[test]
+fn select_all_lists_declared_columns_only() {
+    let sql = page(Sqlite, "$select=*", 0, 1);
+    assert!(sql.text.starts_with(
+        r#"SELECT "t0"."id" AS "id", "t0"."display_name" AS "name", "t0"."email" AS "email""#
+    ));
+    assert!(sql.text.contains(r#""t0"."token" AS "token" FROM"#));
+    assert!(!sql.text.contains("org_id"));
+}
+
+#[test]
+fn search_matches_substrings_literally_and_ignoring_case() {
+    let sql = count(
+        Postgres,
+        "$search=a_b% OR NOT \"c d\"&$filter=rank gt 1&$top=3&$skip=9",
+    );
+    assert_eq!(
+        sql.text,
+        concat!(
+            r#"SELECT COUNT(*) FROM "users" AS "t0" WHERE ("t0"."rank" > $1) AND "#,
+            r#"(((lower("t0"."display_name") LIKE lower($2) ESCAPE '!') OR COALESCE((lower("t0"."email") LIKE lower($2) ESCAPE '!'), FALSE)) OR "#,
+            r#"(NOT ((lower("t0"."display_name") LIKE lower($3) ESCAPE '!') OR COALESCE((lower("t0"."email") LIKE lower($3) ESCAPE '!'), FALSE))))"#
+        )
+    );
+    assert_eq!(
+        sql.binds,
+        [
+            Bind::Int(1),
+            Bind::Text("%a!_b!%%".into()),
+            Bind::Text("%c d%".into())
+        ]
+    );
+    let my = count(MySql, "$search=x!");
+    assert_eq!(
+        my.binds,
+        [Bind::Text("%x!!%".into()), Bind::Text("%x!!%".into())]
+    );
+    assert_eq!(my.text.matches('?').count(), 2);
+}
+
+#[test]
+fn count_ignores_paging_and_order() {
+    assert_eq!(
+        count(Sqlite, "$top=1&$skip=2&$orderby=age&$select=name").text,
+        r#"SELECT COUNT(*) FROM "users" AS "t0""#
+    );
+}
+
+#[test]
+fn queries_that_do_not_fit_the_model_are_refused() {
+    let m = model();
+    let users = m.find("Users").expect("fixture");
+    let q = parse_query("$filter=name eq 5").expect("parses");
+    let e = page_query(&m, users, &q, Page { offset: 0, size: 1 }, Sqlite).expect_err("refused");
+    assert_eq!((e.code, e.target.as_str()), ("type_mismatch", "$filter"));
+    let orgs = m.find("Organisations").expect("fixture");
+    let q = parse_query("$search=x").expect("parses");
+    let e = count_query(&m, orgs, &q, Postgres).expect_err("refused");
+    assert_eq!(e.target, "$search");
+}
