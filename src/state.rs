@@ -60,4 +60,9 @@ impl GatehouseState {
     pub fn of<'r>(req: &'r rocket::Request<'_>) -> Option<&'r Self> {
         req.rocket().state::<Self>()
     }
+
+    /// Where a signed-in browser that asks for a guest-only route goes.
+    pub fn to_dashboard(&self) -> rocket::response::Redirect {
+        rocket::response::Redirect::to(self.routes.dashboard.clone())
+    }
 }

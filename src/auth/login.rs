@@ -131,5 +131,5 @@ pub async fn login(
 /// A signed-in browser posting the sign-in form goes to `dashboard`.
 #[post("/auth/login", rank = 2)]
 pub fn login_signed_in(gh: &State<GatehouseState>) -> Redirect {
-    Redirect::to(gh.routes.dashboard.clone())
+    gh.to_dashboard()
 }

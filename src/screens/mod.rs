@@ -57,7 +57,7 @@ pub fn login(
 /// `GET /login` for a signed-in browser: straight to `dashboard`.
 #[get("/login?<_redirect>", rank = 2)]
 pub fn login_signed_in(gh: &State<GatehouseState>, _redirect: Option<&str>) -> Redirect {
-    Redirect::to(gh.routes.dashboard.clone())
+    gh.to_dashboard()
 }
 
 /// `GET /login/org-setup`: the organisation set-up screen.
@@ -104,7 +104,7 @@ pub fn forgot_password(
 /// `GET /login/forgot-password` for a signed-in browser.
 #[get("/login/forgot-password", rank = 2)]
 pub fn forgot_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
-    Redirect::to(gh.routes.dashboard.clone())
+    gh.to_dashboard()
 }
 
 /// `GET /login/set-password/<token>/<email>`: choose a new password. Renders
@@ -130,5 +130,5 @@ pub fn set_password(
 /// `GET /login/set-password/...` for a signed-in browser.
 #[get("/login/set-password/<_token>/<_email>", rank = 2)]
 pub fn set_password_signed_in(gh: &State<GatehouseState>, _token: &str, _email: &str) -> Redirect {
-    Redirect::to(gh.routes.dashboard.clone())
+    gh.to_dashboard()
 }

@@ -72,7 +72,7 @@ pub async fn forgot_password(
 /// A signed-in browser goes to `dashboard`.
 #[post("/auth/forgot-password", rank = 2)]
 pub fn forgot_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
-    Redirect::to(gh.routes.dashboard.clone())
+    gh.to_dashboard()
 }
 
 struct ResetJob {

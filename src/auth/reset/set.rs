@@ -159,5 +159,5 @@ async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result
 /// A signed-in browser goes to `dashboard`.
 #[post("/auth/reset-password", rank = 2)]
 pub fn reset_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
-    Redirect::to(gh.routes.dashboard.clone())
+    gh.to_dashboard()
 }
