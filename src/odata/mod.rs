@@ -20,8 +20,10 @@ mod expand;
 mod filter;
 mod function;
 mod lexer;
+mod metadata;
 mod model;
 mod options;
+mod paging;
 mod print;
 mod query;
 mod resolve;
@@ -38,8 +40,10 @@ pub use check::check_query;
 pub use error::ParseError;
 pub use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS};
 pub use filter::{parse_filter, MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT};
+pub use metadata::{metadata_xml, service_document, NAMESPACE};
 pub use model::{EdmType, EntitySet, Model, Navigation, NavigationKind, Property};
 pub use options::{parse_query, MAX_QUERY_LENGTH};
+pub use paging::{next_link, PagePlan, PageSize, DEFAULT_PAGE_SIZE};
 pub use query::{
     BinaryOp, ExpandItem, Expr, Format, Function, Guid, LambdaPredicate, Literal, OrderItem, Path,
     Quantifier, Query, SearchExpr, Select, UnaryOp,
