@@ -12,6 +12,7 @@ use rocket::http::Status;
 use rocket::request::Request;
 use serde_json::Value;
 
+use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 
 /// The fields of a JSON or form body.
@@ -168,6 +169,28 @@ impl Input {
                 None
             }
         }
+    }
+
+    /// An optional e-mail address: `None` when absent or blank; records
+    /// `email` when present but not an address.
+    pub fn email(&self, name: &str, errors: &mut FieldErrors) -> Option<Email> {
+        self.text(name, errors)
+            .and_then(|raw| Self::parse_email(name, &raw, errors))
+    }
+
+    /// A required e-mail address: records `required` when absent or blank,
+    /// `email` when not an address.
+    pub fn required_email(&self, name: &str, errors: &mut FieldErrors) -> Option<Email> {
+        self.required_text(name, errors)
+            .and_then(|raw| Self::parse_email(name, &raw, errors))
+    }
+
+    fn parse_email(name: &str, raw: &str, errors: &mut FieldErrors) -> Option<Email> {
+        let parsed = Email::parse(raw);
+        if parsed.is_none() {
+            errors.add(name, "email");
+        }
+        parsed
     }
 
     /// A boolean: JSON `true`/`false`; forms `on`/`true`/`1` and

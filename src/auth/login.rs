@@ -28,13 +28,7 @@ struct Credentials {
 impl Credentials {
     fn from_input(input: &Input) -> Result<Self, AuthError> {
         let mut errors = FieldErrors::new();
-        let email = input.required_text("email", &mut errors).and_then(|raw| {
-            let parsed = Email::parse(&raw);
-            if parsed.is_none() {
-                errors.add("email", "email");
-            }
-            parsed
-        });
+        let email = input.required_email("email", &mut errors);
         let password = input.required_text("password", &mut errors);
         if password
             .as_ref()

@@ -121,13 +121,7 @@ impl OrgSetupRequest {
         };
         let company_size = choice(input, "company_size", CompanySize::parse, &mut errors);
         let function = choice(input, "function", JobFunction::parse, &mut errors);
-        let billing_email = input.text("billing_email", &mut errors).and_then(|raw| {
-            let parsed = Email::parse(&raw);
-            if parsed.is_none() {
-                errors.add("billing_email", "email");
-            }
-            parsed
-        });
+        let billing_email = input.email("billing_email", &mut errors);
         let marketing_consent = input.boolean("marketing_consent", &mut errors);
         match (org_name, legal_form, company_size, function) {
             (Some(org_name), Some(legal_form), Some(company_size), Some(function))

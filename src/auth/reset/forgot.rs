@@ -22,16 +22,9 @@ use crate::state::GatehouseState;
 /// Parses the one field of the form.
 pub fn email_field(input: &Input) -> Result<Email, AuthError> {
     let mut errors = FieldErrors::new();
-    let raw = input.required_text("email", &mut errors);
-    let email = raw.and_then(|raw| Email::parse(&raw));
-    match email {
+    match input.required_email("email", &mut errors) {
         Some(email) if errors.is_empty() => Ok(email),
-        _ => {
-            if errors.is_empty() {
-                errors.add("email", "email");
-            }
-            Err(AuthError::Validation(errors))
-        }
+        _ => Err(AuthError::Validation(errors)),
     }
 }
 

@@ -51,13 +51,7 @@ impl ResetForm {
     fn from_input(input: &Input, min_length: usize) -> Result<Self, AuthError> {
         let mut errors = FieldErrors::new();
         let token = input.required_text("token", &mut errors);
-        let email = input.required_text("email", &mut errors).and_then(|raw| {
-            let parsed = Email::parse(&raw);
-            if parsed.is_none() {
-                errors.add("email", "email");
-            }
-            parsed
-        });
+        let email = input.required_email("email", &mut errors);
         let raw = input.required_text("password", &mut errors);
         let confirmation = input.text("password_confirmation", &mut errors);
         let mut password = None;
