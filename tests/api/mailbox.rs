@@ -330,7 +330,18 @@ pub async fn reset<'c>(
     email: &str,
     password: &str,
 ) -> LocalResponse<'c> {
-    client
+    reset_with_headers(client, token, email, password, &[]).await
+}
+
+/// [`reset`] with extra request headers.
+pub async fn reset_with_headers<'c>(
+    client: &'c Client,
+    token: &str,
+    email: &str,
+    password: &str,
+    headers: &[(&'static str, &'static str)],
+) -> LocalResponse<'c> {
+    let mut request = client
         .post("/auth/reset-password")
         .header(ContentType::JSON)
         .body(
@@ -341,9 +352,11 @@ pub async fn reset<'c>(
                 "password_confirmation": password,
             })
             .to_string(),
-        )
-        .dispatch()
-        .await
+        );
+    for (name, value) in headers {
+        request = request.header(rocket::http::Header::new(*name, *value));
+    }
+    request.dispatch().await
 }
 
 /// The subject of the English reset-link mail.

@@ -14,8 +14,8 @@ use sqlx::Row;
 
 use crate::helpers::{header, json, location, set_cookie, spawn_host, TestApp, BASE_URL, PASSWORD};
 use crate::mailbox::{
-    forgot, request_link, request_link_via, reset, second_instance, spawn_mail_app,
-    spawn_mail_app_with, Mailbox, ResetLink, CHANGED_SUBJECT, RESET_SUBJECT,
+    forgot, request_link, request_link_via, reset, reset_with_headers, second_instance,
+    spawn_mail_app, spawn_mail_app_with, Mailbox, ResetLink, CHANGED_SUBJECT, RESET_SUBJECT,
 };
 
 const ADA: &str = "ada@example.org";
@@ -437,19 +437,11 @@ async fn reset_redirect_uses_base_url() {
         spawn_mail_app_with(|f| f.merge(("base_url", "https://accounts.example.com"))).await;
     app.create_user(ADA, PASSWORD).await;
     let link = request_link(&app, &mailbox, ADA).await;
-    let response = app
-        .client
-        .post("/auth/reset-password")
-        .header(ContentType::JSON)
-        .header(Header::new("Host", "evil.example"))
-        .header(Header::new("X-Forwarded-Host", "evil.example"))
-        .body(
-            json!({"token": link.token, "email": ADA, "password": NEW_PASSWORD,
-                   "password_confirmation": NEW_PASSWORD})
-            .to_string(),
-        )
-        .dispatch()
-        .await;
+    let forged = [
+        ("Host", "evil.example"),
+        ("X-Forwarded-Host", "evil.example"),
+    ];
+    let response = reset_with_headers(&app.client, &link.token, ADA, NEW_PASSWORD, &forged).await;
     assert_eq!(response.status(), Status::Ok);
     assert_eq!(
         json(response).await["redirect"],

@@ -16,8 +16,8 @@ use serde_json::json;
 
 use crate::helpers::{location, spawn_app_with, TestApp, BASE_URL, PASSWORD};
 use crate::mailbox::{
-    forgot, read_mails, request_link, reset, second_instance, spawn_mail_app, spawn_mail_app_with,
-    Mail, Mailbox, ResetLink, CHANGED_SUBJECT, MAIL_TIMEOUT, RESET_SUBJECT,
+    forgot, read_mails, request_link, reset, reset_with_headers, second_instance, spawn_mail_app,
+    spawn_mail_app_with, Mail, Mailbox, ResetLink, CHANGED_SUBJECT, MAIL_TIMEOUT, RESET_SUBJECT,
 };
 
 const ADA: &str = "ada@example.org";
@@ -230,18 +230,14 @@ async fn password_changed_mail_is_german_when_the_reset_asks_in_german() {
     let (app, mailbox) = spawn_mail_app().await;
     app.create_user(ADA, PASSWORD).await;
     let link = request_link(&app, &mailbox, ADA).await;
-    let response = app
-        .client
-        .post("/auth/reset-password")
-        .header(ContentType::JSON)
-        .header(Header::new("Accept-Language", "de"))
-        .body(
-            json!({"token": link.token, "email": ADA, "password": NEW_PASSWORD,
-                   "password_confirmation": NEW_PASSWORD})
-            .to_string(),
-        )
-        .dispatch()
-        .await;
+    let response = reset_with_headers(
+        &app.client,
+        &link.token,
+        ADA,
+        NEW_PASSWORD,
+        &[("Accept-Language", "de")],
+    )
+    .await;
     assert_eq!(response.status(), Status::Ok);
     let mail = mailbox
         .wait_for_mail(ADA, "Ihr Passwort wurde geändert")
@@ -285,19 +281,7 @@ async fn forged_host_header_never_changes_the_mailed_links() {
     );
     assert!(!mail.text.contains("evil") && !mail.html.contains("evil"));
 
-    let mut request = app
-        .client
-        .post("/auth/reset-password")
-        .header(ContentType::JSON)
-        .body(
-            json!({"token": link.token, "email": ADA, "password": NEW_PASSWORD,
-                   "password_confirmation": NEW_PASSWORD})
-            .to_string(),
-        );
-    for (name, value) in FORGED {
-        request = request.header(Header::new(name, value));
-    }
-    let response = request.dispatch().await;
+    let response = reset_with_headers(&app.client, &link.token, ADA, NEW_PASSWORD, &FORGED).await;
     assert_eq!(response.status(), Status::Ok);
     let changed = mailbox.wait_for_mail(ADA, CHANGED_SUBJECT).await;
     assert_eq!(
