@@ -28,6 +28,8 @@ pub struct Settings {
     pub auth: AuthSettings,
     /// Outgoing mail.
     pub mail: MailSettings,
+    /// OData paging and the sets declared in configuration.
+    pub odata: ODataSettings,
     /// Whether Rocket runs its debug profile (demo account, relaxed secrets).
     pub debug_profile: bool,
 }
@@ -176,6 +178,35 @@ impl Default for MailSettings {
     }
 }
 
+/// `[odata]` keys.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ODataSettings {
+    /// Page sizes.
+    pub pagination: PaginationSettings,
+    /// Tables exposed as entity sets, by set name.
+    pub sets: std::collections::BTreeMap<String, crate::odata::SetConfig>,
+}
+
+/// `[odata.pagination]` keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PaginationSettings {
+    /// Page size when the client states no preference.
+    pub default: u64,
+    /// Largest page size served; `None` means no ceiling.
+    pub max: Option<u64>,
+}
+
+impl Default for PaginationSettings {
+    fn default() -> Self {
+        Self {
+            default: crate::odata::DEFAULT_PAGE_SIZE,
+            max: None,
+        }
+    }
+}
+
 /// A configuration value that cannot be used, with the key that holds it.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid configuration `{key}`: {reason}")]
@@ -187,7 +218,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(key: &str, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(key: &str, reason: impl Into<String>) -> Self {
         Self {
             key: key.to_owned(),
             reason: reason.into(),
@@ -217,6 +248,7 @@ impl Settings {
         let session: SessionSettings = extract_or(figment, "session", SessionSettings::default())?;
         let auth: AuthSettings = extract_or(figment, "auth", AuthSettings::default())?;
         let mail: MailSettings = extract_or(figment, "mail", MailSettings::default())?;
+        let odata: ODataSettings = extract_or(figment, "odata", ODataSettings::default())?;
         let debug_profile = figment.profile() == rocket::Config::DEBUG_PROFILE;
         let settings = Self {
             base_url,
@@ -226,6 +258,7 @@ impl Settings {
             session,
             auth,
             mail,
+            odata,
             debug_profile,
         };
         settings.validate()?;
@@ -248,6 +281,18 @@ impl Settings {
             if value == 0 {
                 return Err(ConfigError::new(key, "must be greater than zero"));
             }
+        }
+        if self.odata.pagination.default == 0 {
+            return Err(ConfigError::new(
+                "odata.pagination.default",
+                "must be greater than zero",
+            ));
+        }
+        if self.odata.pagination.max == Some(0) {
+            return Err(ConfigError::new(
+                "odata.pagination.max",
+                "must be greater than zero",
+            ));
         }
         if !(1..=128).contains(&self.auth.password_min_length) {
             return Err(ConfigError::new(

@@ -19,6 +19,7 @@ use crate::events::{AuthEventListener, Events};
 use crate::i18n::Catalog;
 use crate::intents::{self, DefaultDispenser, IntentDispenser, OrgSetupHandler};
 use crate::mail::{Composer, Mailer};
+use crate::odata::{self, declared_sets, EntitySet, Model, Service};
 use crate::screens::{self, Screens};
 use crate::security::{is_screen_path, screen_headers};
 use crate::session::{wants_html, Session};
@@ -45,6 +46,7 @@ pub struct Gatehouse {
     dispenser: Option<Arc<dyn IntentDispenser>>,
     org_setup: Option<Arc<dyn OrgSetupHandler>>,
     events: Events,
+    odata_sets: Vec<EntitySet>,
 }
 
 /// A named route the host must provide is missing.
@@ -76,6 +78,13 @@ impl Gatehouse {
         self
     }
 
+    /// Exposes an entity set declared in Rust under `/odata` (sets declared
+    /// in configuration are added to these).
+    pub fn odata_set(mut self, set: EntitySet) -> Self {
+        self.odata_sets.push(set);
+        self
+    }
+
     /// Finds the host's named routes; `home` and `dashboard` are required.
     pub fn host_routes(rocket: &Rocket<Build>) -> Result<HostRoutes, MissingRoute> {
         let path_of = |name: &str| {
@@ -102,6 +111,7 @@ impl Gatehouse {
         db.migrate()
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
+        let odata = self.odata_service(&db, &settings).await?;
         let auth = &settings.auth;
         let catalog = Arc::new(Catalog::load()?);
         Ok(GatehouseState {
@@ -142,7 +152,22 @@ impl Gatehouse {
                 .unwrap_or_else(|| Arc::new(DefaultDispenser)),
             org_setup: self.org_setup.clone(),
             routes,
+            odata: Arc::new(odata),
         })
+    }
+
+    async fn odata_service(&self, db: &Db, settings: &Settings) -> Result<Service, String> {
+        let configured = declared_sets(db, &settings.odata.sets)
+            .await
+            .map_err(|e| e.to_string())?;
+        let model = self
+            .odata_sets
+            .iter()
+            .cloned()
+            .chain(configured)
+            .fold(Model::new(), Model::set);
+        Service::new(model, settings.origin(), settings.odata.pagination.clone())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -183,6 +208,8 @@ impl Fairing for Gatehouse {
                         logo,
                         screens::script,
                         screens::stylesheet,
+                        odata::routes::root,
+                        odata::routes::odata,
                     ],
                 )
                 .register("/", catchers![unauthorized, forbidden, server_error])),

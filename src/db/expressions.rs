@@ -309,6 +309,26 @@ impl Dialect {
         }
     }
 
+    /// A column as the service reads it back: PostgreSQL's exact, date,
+    /// time and uuid types are read as their text, which the service writes
+    /// out in OData's format; every other value is read as stored. On SQLite
+    /// a value is read by what it holds, not by the column's declared type
+    /// (`+x` is a no-op for every value but hides the declaration).
+    pub fn output_value(self, column: &str, edm: crate::odata::EdmType) -> String {
+        use crate::odata::EdmType::*;
+        match (self, edm) {
+            (Self::Sqlite, Int16 | Int32 | Int64 | String) => column.to_owned(),
+            (Self::Sqlite, _) => format!("+{column}"),
+            (Self::Postgres, Decimal | Date | DateTimeOffset | TimeOfDay | Guid) => {
+                format!("CAST({column} AS TEXT)")
+            }
+            (Self::MySql, Decimal | Date | DateTimeOffset | TimeOfDay) => {
+                format!("CAST({column} AS CHAR)")
+            }
+            _ => column.to_owned(),
+        }
+    }
+
     /// The clause limiting a result to `limit` rows after skipping `offset`.
     pub fn limit_offset(self, limit: &str, offset: &str) -> String {
         format!("LIMIT {limit} OFFSET {offset}")

@@ -4,6 +4,7 @@
 
 pub mod cli;
 mod demo;
+mod odata;
 mod org;
 mod pages;
 
@@ -28,9 +29,12 @@ pub fn rocket(figment: Figment) -> Rocket<Build> {
             ],
         )
         .attach(
-            Gatehouse::new()
-                .dispenser(OrgDispenser)
-                .org_setup(OrgHandler),
+            odata::sets().into_iter().fold(
+                Gatehouse::new()
+                    .dispenser(OrgDispenser)
+                    .org_setup(OrgHandler),
+                Gatehouse::odata_set,
+            ),
         )
         .attach(demo::DemoAccount)
 }

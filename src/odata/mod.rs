@@ -15,8 +15,10 @@
 #![warn(missing_docs)]
 
 mod check;
+mod declare;
 mod error;
 mod expand;
+mod fetch;
 mod filter;
 mod function;
 mod lexer;
@@ -27,7 +29,9 @@ mod paging;
 mod print;
 mod query;
 mod resolve;
+mod scope;
 mod search;
+mod service;
 mod sql;
 mod sql_expr;
 
@@ -37,8 +41,10 @@ mod fixture;
 mod proptests;
 
 pub use check::check_query;
+pub use declare::{declared_sets, NavigationConfig, SetConfig};
 pub use error::ParseError;
 pub use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS};
+pub use fetch::{count_per_value, count_restricted, fetch_query, Fetch, Restriction};
 pub use filter::{parse_filter, MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT};
 pub use metadata::{metadata_xml, service_document, NAMESPACE};
 pub use model::{EdmType, EntitySet, Model, Navigation, NavigationKind, Property};
@@ -49,5 +55,7 @@ pub use query::{
     Quantifier, Query, SearchExpr, Select, UnaryOp,
 };
 pub use resolve::QueryError;
+pub use scope::{Caller, Scope};
 pub use search::parse_search;
+pub use service::{routes, ODataError, Reply, Service};
 pub use sql::{count_query, filter_sql, page_query, selected_properties, Bind, Page, Sql};

@@ -22,6 +22,8 @@
 //! assert_eq!(users.find_property("name").unwrap().column, "display_name");
 //! ```
 
+use super::scope::Scope;
+
 /// The EDM primitive types a property may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EdmType {
@@ -211,6 +213,8 @@ pub struct EntitySet {
     pub searchable: Vec<String>,
     /// Whether guests may read the set.
     pub public: bool,
+    /// The filter bound to the caller that every access honours, if any.
+    pub scope: Option<Scope>,
 }
 
 impl EntitySet {
@@ -233,6 +237,7 @@ impl EntitySet {
             navigations: Vec::new(),
             searchable: Vec::new(),
             public: false,
+            scope: None,
         }
     }
 
@@ -257,6 +262,13 @@ impl EntitySet {
     /// Lets guests read the set (or not).
     pub fn public(mut self, public: bool) -> EntitySet {
         self.public = public;
+        self
+    }
+
+    /// Binds the set to a [`Scope`]: every query over it also applies the
+    /// scope's filter for the caller.
+    pub fn scoped(mut self, scope: Scope) -> EntitySet {
+        self.scope = Some(scope);
         self
     }
 

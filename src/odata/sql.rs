@@ -22,6 +22,7 @@
 //! ```
 
 use super::check::check_query;
+use super::fetch::{count_restricted, fetch_query, Fetch};
 use super::model::{EntitySet, Model, Property};
 use super::query::{Expr, Query, SearchExpr, Select};
 use super::resolve::{resolve, QueryError};
@@ -60,7 +61,7 @@ pub struct Sql {
 impl Sql {
     /// Fits numbered placeholders to the dialect (MySQL binds positionally,
     /// so a value used twice is bound twice).
-    fn finish(text: String, binds: Vec<Bind>, dialect: Dialect) -> Sql {
+    pub(crate) fn finish(text: String, binds: Vec<Bind>, dialect: Dialect) -> Sql {
         match dialect.positional(&text) {
             (text, Some(order)) => {
                 let binds = order
@@ -137,26 +138,13 @@ pub fn page_query(
     page: Page,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect);
-    let t0 = w.root_alias();
-    let columns: Vec<String> = selected_properties(set, query.select.as_ref())
-        .into_iter()
-        .map(|p| format!("{} AS {}", w.column(&t0, &p.column), dialect.quote(&p.name)))
-        .collect();
-    let mut text = format!(
-        "SELECT {} FROM {} AS {t0}",
-        columns.join(", "),
-        dialect.quote(&set.table)
-    );
-    where_clause(&mut w, query, &mut text)?;
-    text += " ORDER BY ";
-    text += &order_by(&mut w, query)?;
-    let limit = w.bind(Bind::Int(clamp(page.size.saturating_add(1))));
-    let offset = w.bind(Bind::Int(clamp(page.offset)));
-    text += " ";
-    text += &dialect.limit_offset(&limit, &offset);
-    Ok(Sql::finish(text, w.binds, dialect))
+    let fetch = Fetch {
+        restriction: None,
+        per_value: false,
+        internal: Vec::new(),
+        page,
+    };
+    fetch_query(model, set, query, &fetch, dialect)
 }
 
 /// The statement counting the rows `query`'s `$filter` and `$search` admit.
@@ -166,27 +154,21 @@ pub fn count_query(
     query: &Query,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect);
-    let mut text = format!(
-        "SELECT COUNT(*) FROM {} AS {}",
-        dialect.quote(&set.table),
-        w.root_alias()
-    );
-    where_clause(&mut w, query, &mut text)?;
-    Ok(Sql::finish(text, w.binds, dialect))
+    count_restricted(model, set, query, None, dialect)
 }
 
-fn clamp(n: u64) -> i64 {
+pub(crate) fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-fn where_clause<'m>(
+/// The `WHERE` clause of `$filter`, `$search` and an extra condition.
+pub(crate) fn where_with<'m>(
     w: &mut Writer<'m>,
     query: &'m Query,
+    extra: Option<String>,
     text: &mut String,
 ) -> Result<(), QueryError> {
-    let mut conditions = Vec::new();
+    let mut conditions: Vec<String> = extra.into_iter().collect();
     if let Some(filter) = &query.filter {
         conditions.push(w.expr(filter)?.sql);
     }
@@ -201,7 +183,7 @@ fn where_clause<'m>(
 }
 
 /// `$orderby` terms, then the key unless the last term already is the key.
-fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<String, QueryError> {
+pub(crate) fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<String, QueryError> {
     let mut terms = Vec::new();
     for item in &query.orderby {
         let r = resolve(w.model, w.root(), &[], &item.path, "$orderby")?;
@@ -229,7 +211,7 @@ fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<String, QueryErr
 
 /// A `$search` expression as a condition: each term a case-insensitive
 /// substring match against any searchable property, `%` and `_` literal.
-fn search_condition(w: &mut Writer<'_>, search: &SearchExpr) -> String {
+pub(crate) fn search_condition(w: &mut Writer<'_>, search: &SearchExpr) -> String {
     match search {
         SearchExpr::Word(term) | SearchExpr::Phrase(term) => {
             let escaped = term

@@ -235,7 +235,8 @@ impl<'m> Writer<'m> {
         self.vars.iter().map(|(n, s, _)| (*n, *s)).collect()
     }
 
-    fn literal(&mut self, literal: &Literal) -> Frag {
+    /// A literal as a bound value, converted where the engine needs it.
+    pub fn literal(&mut self, literal: &Literal) -> Frag {
         let ty = literal_type(literal);
         let sql = match literal {
             Literal::Null => return Frag::new("NULL".into(), None, true),

@@ -1,0 +1,50 @@
+//! The reference host's OData sets: `Users` (a directory of members, never a
+//! password hash or remember token) and `Organisations`, each scoped to the
+//! caller's organisation, with navigations both ways.
+
+use crate::odata::{
+    parse_filter, Caller, EdmType, EntitySet, Expr, Literal, Navigation, Property, Scope,
+};
+
+/// `Users` and `Organisations`.
+pub fn sets() -> [EntitySet; 2] {
+    use EdmType::*;
+    let users = EntitySet::new("Users", "organisation_members", "id")
+        .property(Property::new("id", Int64).not_null())
+        .property(Property::new("name", String).not_null())
+        .property(Property::new("email", String).not_null())
+        .property(Property::new("email_verified_at", DateTimeOffset))
+        .property(Property::new("created_at", DateTimeOffset))
+        .property(Property::new("updated_at", DateTimeOffset))
+        .property(Property::new("organisation_id", Int64))
+        .navigation(Navigation::to_one(
+            "organisation",
+            "Organisations",
+            "organisation_id",
+        ))
+        .searchable(&["name", "email"])
+        .scoped(member_of("organisation/members"));
+    let organisations = EntitySet::new("Organisations", "organisations", "id")
+        .property(Property::new("id", Int64).not_null())
+        .property(Property::new("name", String).not_null())
+        .property(Property::new("legal_form", Int32).not_null())
+        .property(Property::new("company_size", String).not_null())
+        .property(Property::new("function", String).not_null())
+        .property(Property::new("billing_email", String))
+        .property(Property::new("marketing_consent", Boolean).not_null())
+        .property(Property::new("created_at", DateTimeOffset))
+        .property(Property::new("updated_at", DateTimeOffset))
+        .navigation(Navigation::to_many("members", "Users", "organisation_id"))
+        .searchable(&["name"])
+        .scoped(member_of("members"));
+    [users, organisations]
+}
+
+/// Rows whose `members` collection (reached by `path`) holds the caller.
+fn member_of(path: &'static str) -> Scope {
+    Scope::new(move |caller: &Caller| match caller.user_id {
+        Some(id) => parse_filter(&format!("{path}/any(m: m/id eq {id})"))
+            .unwrap_or(Expr::Literal(Literal::Boolean(false))),
+        None => Expr::Literal(Literal::Boolean(false)),
+    })
+}

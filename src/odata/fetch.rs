@@ -1,0 +1,275 @@
+//! The general form of a page query, for key lookups, navigation routes and
+//! `$expand`: the rows of a set restricted to those whose column holds one of
+//! a few values (the keys of a page of parents), optionally paged per value
+//! rather than as a whole, and carrying internal columns the response needs
+//! but does not show (foreign keys that nested expansions follow).
+//!
+//! ```
+//! use gatehouse::db::Dialect;
+//! use gatehouse::odata::{fetch_query, parse_query, EdmType, EntitySet, Fetch, Literal, Model, Page, Property, Restriction};
+//! let model = Model::new().set(
+//!     EntitySet::new("Pets", "pets", "id")
+//!         .property(Property::new("id", EdmType::Int32).not_null())
+//!         .property(Property::new("owner", EdmType::Int32)),
+//! );
+//! let q = parse_query("$top=2").unwrap();
+//! let owners = Restriction { column: "owner".into(), values: vec![Literal::Int(1), Literal::Int(2)] };
+//! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page: Page { offset: 0, size: 2 } };
+//! let sql = fetch_query(&model, &model.sets[0], &q, &fetch, Dialect::Sqlite).unwrap();
+//! assert!(sql.text.contains("ROW_NUMBER() OVER (PARTITION BY"));
+//! ```
+
+use super::check::check_query;
+use super::model::{EntitySet, Model};
+use super::query::{Literal, Query};
+use super::resolve::QueryError;
+use super::sql::{clamp, order_by, selected_properties, where_with, Bind, Page, Sql};
+use super::sql_expr::Writer;
+use crate::db::Dialect;
+
+/// Rows whose `column` (a column of the set's table, exposed or not) holds
+/// one of `values`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restriction {
+    /// The table column compared.
+    pub column: String,
+    /// The admitted values; none admits no row.
+    pub values: Vec<Literal>,
+}
+
+/// What a fetch reads besides the query's own options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fetch<'a> {
+    /// Only rows matching this, when given.
+    pub restriction: Option<&'a Restriction>,
+    /// Page per restriction value (each parent's own `$top`/`$skip`) instead
+    /// of over the whole result. The statement then also yields the value as
+    /// column `__parent` after the internal columns, and rows come grouped by it.
+    pub per_value: bool,
+    /// Table columns read after the selected properties, as `__0`, `__1`, …
+    pub internal: Vec<String>,
+    /// The slice to read (one more row is fetched, per value when paging per value).
+    pub page: Page,
+}
+
+/// The statement reading `fetch` of `query` over `set`: selected properties
+/// in declaration order, then the internal columns, then (per-value paging)
+/// `__parent` and `__rn`.
+pub fn fetch_query(
+    model: &Model,
+    set: &EntitySet,
+    query: &Query,
+    fetch: &Fetch<'_>,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    check_query(model, set, query)?;
+    let mut w = Writer::new(model, set, dialect);
+    let t0 = w.root_alias();
+    let mut columns: Vec<String> = selected_properties(set, query.select.as_ref())
+        .into_iter()
+        .map(|p| {
+            let value = dialect.output_value(&w.column(&t0, &p.column), p.edm_type);
+            format!("{value} AS {}", dialect.quote(&p.name))
+        })
+        .collect();
+    for (i, column) in fetch.internal.iter().enumerate() {
+        columns.push(format!(
+            "{} AS {}",
+            w.column(&t0, column),
+            dialect.quote(&format!("__{i}"))
+        ));
+    }
+    let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
+    let order = order_by(&mut w, query)?;
+    let parent = fetch
+        .restriction
+        .filter(|_| fetch.per_value)
+        .map(|r| w.column(&t0, &r.column));
+    if let Some(parent) = &parent {
+        columns.push(format!("{parent} AS {}", dialect.quote("__parent")));
+        columns.push(format!(
+            "ROW_NUMBER() OVER (PARTITION BY {parent} ORDER BY {order}) AS {}",
+            dialect.quote("__rn")
+        ));
+    }
+    let mut text = format!(
+        "SELECT {} FROM {} AS {t0}",
+        columns.join(", "),
+        dialect.quote(&set.table)
+    );
+    where_with(&mut w, query, restriction, &mut text)?;
+    let first = clamp(fetch.page.offset);
+    let probe = clamp(fetch.page.size.saturating_add(1));
+    if parent.is_some() {
+        let (rn, by) = (dialect.quote("__rn"), dialect.quote("__parent"));
+        let low = w.bind(Bind::Int(first));
+        let high = w.bind(Bind::Int(first.saturating_add(probe)));
+        text = format!(
+            "SELECT * FROM ({text}) AS {w0} WHERE {w0}.{rn} > {low} AND {w0}.{rn} <= {high} \
+             ORDER BY {w0}.{by}, {w0}.{rn}",
+            w0 = dialect.quote("w0")
+        );
+    } else {
+        let limit = w.bind(Bind::Int(probe));
+        let offset = w.bind(Bind::Int(first));
+        text += &format!(
+            " ORDER BY {order} {}",
+            dialect.limit_offset(&limit, &offset)
+        );
+    }
+    Ok(Sql::finish(text, w.binds, dialect))
+}
+
+/// The statement counting, per restriction value, the rows `query`'s
+/// `$filter` and `$search` admit: rows of (value, count).
+pub fn count_per_value(
+    model: &Model,
+    set: &EntitySet,
+    query: &Query,
+    restriction: &Restriction,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    check_query(model, set, query)?;
+    let mut w = Writer::new(model, set, dialect);
+    let t0 = w.root_alias();
+    let column = w.column(&t0, &restriction.column);
+    let mut text = format!(
+        "SELECT {column}, COUNT(*) FROM {} AS {t0}",
+        dialect.quote(&set.table)
+    );
+    let condition = restrict(&mut w, restriction);
+    where_with(&mut w, query, Some(condition), &mut text)?;
+    text += &format!(" GROUP BY {column}");
+    Ok(Sql::finish(text, w.binds, dialect))
+}
+
+/// The statement counting the rows of `query` that also match `restriction`.
+pub fn count_restricted(
+    model: &Model,
+    set: &EntitySet,
+    query: &Query,
+    restriction: Option<&Restriction>,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    check_query(model, set, query)?;
+    let mut w = Writer::new(model, set, dialect);
+    let mut text = format!(
+        "SELECT COUNT(*) FROM {} AS {}",
+        dialect.quote(&set.table),
+        w.root_alias()
+    );
+    let condition = restriction.map(|r| restrict(&mut w, r));
+    where_with(&mut w, query, condition, &mut text)?;
+    Ok(Sql::finish(text, w.binds, dialect))
+}
+
+fn restrict(w: &mut Writer<'_>, restriction: &Restriction) -> String {
+    if restriction.values.is_empty() {
+        return "1 = 0".to_owned();
+    }
+    let column = w.column(&w.root_alias(), &restriction.column);
+    let values: Vec<String> = restriction
+        .values
+        .iter()
+        .map(|v| w.literal(v).sql)
+        .collect();
+    format!("{column} IN ({})", values.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::odata::fixture::model;
+    use crate::odata::parse_query;
+
+    fn sql(query: &str, fetch: &Fetch<'_>, d: Dialect) -> Sql {
+        let m = model();
+        let posts = m.find("Posts").expect("fixture");
+        fetch_query(&m, posts, &parse_query(query).expect("parses"), fetch, d).expect("fits")
+    }
+
+    fn authors(values: Vec<Literal>) -> Restriction {
+        Restriction {
+            column: "author_id".into(),
+            values,
+        }
+    }
+
+    #[test]
+    fn restriction_binds_each_value_and_internal_columns_follow() {
+        let r = authors(vec![Literal::Int(4), Literal::Int(9)]);
+        let fetch = Fetch {
+            restriction: Some(&r),
+            per_value: false,
+            internal: vec!["author_id".into()],
+            page: Page {
+                offset: 0,
+                size: 10,
+            },
+        };
+        let s = sql("$select=title", &fetch, Dialect::Postgres);
+        assert_eq!(
+            s.text,
+            concat!(
+                r#"SELECT "t0"."id" AS "id", "t0"."title" AS "title", "t0"."author_id" AS "__0" "#,
+                r#"FROM "posts" AS "t0" WHERE "t0"."author_id" IN ($1, $2) "#,
+                r#"ORDER BY "t0"."id" ASC NULLS FIRST LIMIT $3 OFFSET $4"#
+            )
+        );
+        assert_eq!(
+            s.binds,
+            [Bind::Int(4), Bind::Int(9), Bind::Int(11), Bind::Int(0)]
+        );
+    }
+
+    #[test]
+    fn per_value_paging_numbers_rows_within_each_parent() {
+        let r = authors(vec![Literal::Int(1)]);
+        let fetch = Fetch {
+            restriction: Some(&r),
+            per_value: true,
+            internal: vec![],
+            page: Page { offset: 2, size: 3 },
+        };
+        let s = sql(
+            "$orderby=likes desc&$filter=likes gt 1",
+            &fetch,
+            Dialect::Sqlite,
+        );
+        assert!(
+            s.text.contains(r#"ROW_NUMBER() OVER (PARTITION BY "t0"."author_id" ORDER BY "t0"."likes" DESC, "t0"."id" ASC) AS "__rn""#),
+            "{}",
+            s.text
+        );
+        assert!(s.text.ends_with(r#"WHERE "w0"."__rn" > $3 AND "w0"."__rn" <= $4 ORDER BY "w0"."__parent", "w0"."__rn""#), "{}", s.text);
+        assert_eq!(
+            s.binds,
+            [Bind::Int(1), Bind::Int(1), Bind::Int(2), Bind::Int(6)]
+        );
+    }
+
+    #[test]
+    fn empty_restriction_admits_nothing() {
+        let r = authors(vec![]);
+        let m = model();
+        let posts = m.find("Posts").expect("fixture");
+        let q = Query::default();
+        let s = count_restricted(&m, posts, &q, Some(&r), Dialect::Sqlite).expect("fits");
+        assert_eq!(
+            s.text,
+            r#"SELECT COUNT(*) FROM "posts" AS "t0" WHERE 1 = 0"#
+        );
+        let s = count_per_value(
+            &m,
+            posts,
+            &q,
+            &authors(vec![Literal::Int(3)]),
+            Dialect::MySql,
+        )
+        .expect("fits");
+        assert_eq!(
+            s.text,
+            "SELECT `t0`.`author_id`, COUNT(*) FROM `posts` AS `t0` WHERE `t0`.`author_id` IN (?) GROUP BY `t0`.`author_id`"
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! Who an OData request acts for: the user of a personal access token sent as
+//! `Authorization: Bearer <token>`, else the signed-in user of the session
+//! cookie, else a guest (who may read public sets only). A bearer token that
+//! is not valid is refused outright rather than treated as a guest.
+
+use rocket::Request;
+
+use super::reply::ODataError;
+use crate::auth::tokens;
+use crate::odata::scope::Caller;
+use crate::session::Session;
+use crate::state::GatehouseState;
+
+/// The caller of `req`.
+pub async fn caller(req: &Request<'_>, gh: &GatehouseState) -> Result<Caller, ODataError> {
+    if let Some(header) = req.headers().get_one("Authorization") {
+        let (scheme, token) = header.trim().split_once(' ').unwrap_or((header, ""));
+        if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+            return Err(ODataError::unauthorized());
+        }
+        return match tokens::user_of(&gh.db, token.trim()).await? {
+            Some(user_id) => Ok(Caller {
+                user_id: Some(user_id),
+            }),
+            None => Err(ODataError::unauthorized()),
+        };
+    }
+    if req.cookies().iter().next().is_none() {
+        return Ok(Caller::default());
+    }
+    let session = Session::of(req).await?;
+    Ok(Caller {
+        user_id: session.user_id(),
+    })
+}

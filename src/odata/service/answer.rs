@@ -1,0 +1,357 @@
+//! Answering one resolved request: a collection page, one entity, a count,
+//! or a navigation of an entity — each under the caller's scope.
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+
+use super::expansion::{attach, internal_types, key_type, plan};
+use super::path::KeySegment;
+use super::reply::{ODataError, Reply};
+use super::rows::{scalar, stream, Entity, Layout};
+use super::values::write_str;
+use super::{scoped, Service};
+use crate::db::{Db, Dialect};
+use crate::odata::check::literal_type;
+use crate::odata::fetch::{count_restricted, fetch_query, Fetch, Restriction};
+use crate::odata::model::{EdmType, EntitySet, NavigationKind};
+use crate::odata::paging::{next_link, PagePlan};
+use crate::odata::query::{Literal, Path, Query, Select};
+use crate::odata::scope::Caller;
+use crate::odata::sql::{selected_properties, Page};
+
+/// Characters escaped in a key written into a URL path.
+const KEY_IN_PATH: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'?')
+    .add(b'<')
+    .add(b'>')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+
+/// Everything one request's answer needs.
+pub struct Ctx<'m> {
+    /// The model and paging policy.
+    pub service: &'m Service,
+    /// The database.
+    pub db: &'m Db,
+    /// Who asks.
+    pub caller: Caller,
+    /// The page size in effect.
+    pub page_size: u64,
+}
+
+/// Where rows come from: a whole set, or the rows matching a restriction.
+pub struct Source<'m> {
+    /// The set read.
+    pub set: &'m EntitySet,
+    /// Only rows matching this.
+    pub restriction: Option<Restriction>,
+    /// The resource path next links point at (`Users`, `Users(3)/posts`).
+    pub path: String,
+}
+
+impl<'m> Ctx<'m> {
+    /// The engine's dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.db.dialect()
+    }
+
+    /// The table column of `set`'s key.
+    pub fn key_column(&self, set: &EntitySet) -> Result<String, ODataError> {
+        set.key_property()
+            .map(|k| k.column.clone())
+            .ok_or_else(|| ODataError::internal(&format!("{} has no key", set.name)))
+    }
+
+    /// A key as written in a resource path, URL-safe.
+    pub fn key_in_path(&self, key: &Literal) -> String {
+        utf8_percent_encode(&key.to_string(), KEY_IN_PATH).to_string()
+    }
+
+    /// `<origin>/odata/$metadata#<fragment>`.
+    fn context(&self, fragment: &str) -> String {
+        format!("{}/odata/$metadata#{fragment}", self.service.origin)
+    }
+
+    /// The rows `restriction` admits, as a restriction on `set`'s key.
+    pub fn key_restriction(
+        &self,
+        set: &EntitySet,
+        key: &KeySegment,
+    ) -> Result<Restriction, ODataError> {
+        let property = set
+            .key_property()
+            .ok_or_else(|| ODataError::internal(&format!("{} has no key", set.name)))?;
+        if key.name.as_ref().is_some_and(|n| *n != property.name) {
+            return Err(ODataError::invalid_key(format!(
+                "{} is keyed by '{}'",
+                set.name, property.name
+            )));
+        }
+        let fits = match (property.edm_type, literal_type(&key.value)) {
+            (expected, Some(given)) if expected == given => true,
+            (expected, Some(given)) => expected.is_integer() && given.is_integer(),
+            _ => false,
+        };
+        if !fits {
+            return Err(ODataError::invalid_key(format!(
+                "the key of {} is an {}; '{}' is not",
+                set.name,
+                property.edm_type.name(),
+                key.value
+            )));
+        }
+        Ok(Restriction {
+            column: property.column.clone(),
+            values: vec![key.value.clone()],
+        })
+    }
+
+    /// A page of `source` as the collection response.
+    pub async fn collection(
+        &self,
+        source: &Source<'m>,
+        query: &Query,
+    ) -> Result<Reply, ODataError> {
+        let set = source.set;
+        let plan = PagePlan::new(query, self.page_size);
+        let mut body = Vec::with_capacity(256 + 64 * plan.rows.min(1000) as usize);
+        body.extend_from_slice(b"{\"@odata.context\":");
+        write_str(
+            &mut body,
+            &self.context(&context_fragment(&set.name, query)),
+        );
+        if query.count {
+            let scoped = scoped(set, &self.caller, query);
+            let sql = count_restricted(
+                &self.service.model,
+                set,
+                &scoped,
+                source.restriction.as_ref(),
+                self.dialect(),
+            )?;
+            let n = scalar(self.db, &sql).await?;
+            body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
+        }
+        body.extend_from_slice(b",\"value\":[");
+        let (delivered, more) = if plan.rows == 0 {
+            (0, false)
+        } else {
+            let page = Page {
+                offset: plan.offset,
+                size: plan.rows,
+            };
+            self.rows(source, query, page, &mut body).await?
+        };
+        body.push(b']');
+        if let Some(link) = next_link(&self.service.origin, &source.path, query, delivered, more) {
+            body.extend_from_slice(b",\"@odata.nextLink\":");
+            write_str(&mut body, &link);
+        }
+        body.push(b'}');
+        Ok(Reply::json(body))
+    }
+
+    /// Writes the page's entities, comma-separated, onto `body`; answers how
+    /// many were written and whether more rows remain.
+    async fn rows(
+        &self,
+        source: &Source<'m>,
+        query: &Query,
+        page: Page,
+        body: &mut Vec<u8>,
+    ) -> Result<(u64, bool), ODataError> {
+        let set = source.set;
+        let (expansions, internal) = plan(self, set, &query.expand)?;
+        let scoped = scoped(set, &self.caller, query);
+        let fetch = Fetch {
+            restriction: source.restriction.as_ref(),
+            per_value: false,
+            internal,
+            page,
+        };
+        let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
+        let layout = Layout::new(
+            selected_properties(set, query.select.as_ref()),
+            &set.key,
+            internal_types(&expansions),
+            None,
+        );
+        let mut delivered = 0u64;
+        if expansions.is_empty() {
+            let more = stream(self.db, &sql, page.size, |row| {
+                if delivered > 0 {
+                    body.push(b',');
+                }
+                delivered += 1;
+                layout.write_open(body, row)?;
+                body.push(b'}');
+                Ok(())
+            })
+            .await?;
+            return Ok((delivered, more));
+        }
+        let mut entities: Vec<Entity> = Vec::new();
+        let more = stream(self.db, &sql, page.size, |row| {
+            entities.push(layout.entity(row)?);
+            Ok(())
+        })
+        .await?;
+        attach(self, set, &expansions, &mut entities).await?;
+        for (i, entity) in entities.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(&entity.json);
+            body.push(b'}');
+        }
+        Ok((entities.len() as u64, more))
+    }
+
+    /// The one entity of `source` (already restricted to a key), or 404.
+    pub async fn entity(&self, source: &Source<'m>, query: &Query) -> Result<Reply, ODataError> {
+        let set = source.set;
+        let mut single = query.clone();
+        (single.top, single.skip, single.count) = (None, None, false);
+        let mut body = Vec::new();
+        let (found, _) = self
+            .rows(source, &single, Page { offset: 0, size: 1 }, &mut body)
+            .await?;
+        if found == 0 {
+            return Err(ODataError::not_found(format!(
+                "no such entity in {}",
+                set.name
+            )));
+        }
+        let mut out = Vec::with_capacity(body.len() + 128);
+        out.extend_from_slice(b"{\"@odata.context\":");
+        let fragment = format!("{}/$entity", context_fragment(&set.name, query));
+        write_str(&mut out, &self.context(&fragment));
+        out.push(b',');
+        out.extend_from_slice(&body[1..]);
+        Ok(Reply::json(out))
+    }
+
+    /// The plain-text count of `source` under `query`'s filter and search.
+    pub async fn count(&self, source: &Source<'m>, query: &Query) -> Result<Reply, ODataError> {
+        let scoped = scoped(source.set, &self.caller, query);
+        let sql = count_restricted(
+            &self.service.model,
+            source.set,
+            &scoped,
+            source.restriction.as_ref(),
+            self.dialect(),
+        )?;
+        let n = scalar(self.db, &sql).await?;
+        let mut reply = Reply::json(n.to_string().into_bytes());
+        reply.content_type = rocket::http::ContentType::Plain;
+        Ok(reply)
+    }
+
+    /// Where navigation `name` of the entity `key` of `set` leads: the
+    /// related rows as a source, or `None` for a to-one navigation that
+    /// leads to no entity. 404 when the entity or navigation does not exist
+    /// (for this caller).
+    pub async fn navigate(
+        &self,
+        set: &'m EntitySet,
+        key: &KeySegment,
+        name: &str,
+    ) -> Result<(Option<Source<'m>>, bool), ODataError> {
+        let nav = set.find_navigation(name).ok_or_else(|| {
+            ODataError::not_found(format!("{} has no navigation '{name}'", set.name))
+        })?;
+        let target = self
+            .service
+            .model
+            .target_of(nav)
+            .ok_or_else(|| ODataError::not_found(format!("'{name}' leads nowhere")))?;
+        let restriction = self.key_restriction(set, key)?;
+        let internal = match &nav.kind {
+            NavigationKind::ToOne { column } => vec![column.clone()],
+            NavigationKind::ToMany { .. } => Vec::new(),
+        };
+        let parent = self
+            .parent(set, restriction, internal, key_type(target))
+            .await?;
+        let Some(parent) = parent else {
+            return Err(ODataError::not_found(format!(
+                "no such entity in {}",
+                set.name
+            )));
+        };
+        let path = format!(
+            "{}({})/{}",
+            set.name,
+            self.key_in_path(&parent.key),
+            nav.name
+        );
+        let restriction = match &nav.kind {
+            NavigationKind::ToOne { .. } => match parent.internal.into_iter().next().flatten() {
+                Some(fk) => Restriction {
+                    column: self.key_column(target)?,
+                    values: vec![fk],
+                },
+                None => return Ok((None, false)),
+            },
+            NavigationKind::ToMany { remote_column } => Restriction {
+                column: remote_column.clone(),
+                values: vec![parent.key],
+            },
+        };
+        let source = Source {
+            set: target,
+            restriction: Some(restriction),
+            path,
+        };
+        Ok((Some(source), nav.is_collection()))
+    }
+
+    /// The entity of `set` that `restriction` picks, reading `internal` too.
+    async fn parent(
+        &self,
+        set: &'m EntitySet,
+        restriction: Restriction,
+        internal: Vec<String>,
+        internal_type: EdmType,
+    ) -> Result<Option<Entity>, ODataError> {
+        let query = Query {
+            select: Some(Select::Paths(vec![Path::single(&set.key)])),
+            ..Query::default()
+        };
+        let scoped = scoped(set, &self.caller, &query);
+        let types = vec![internal_type; internal.len()];
+        let fetch = Fetch {
+            restriction: Some(&restriction),
+            per_value: false,
+            internal,
+            page: Page { offset: 0, size: 1 },
+        };
+        let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
+        let layout = Layout::new(
+            selected_properties(set, query.select.as_ref()),
+            &set.key,
+            types,
+            None,
+        );
+        let mut found = None;
+        stream(self.db, &sql, 1, |row| {
+            found = Some(layout.entity(row)?);
+            Ok(())
+        })
+        .await?;
+        Ok(found)
+    }
+}
+
+/// `Set` or `Set(a,b)` with the `$select` list as sent.
+fn context_fragment(set: &str, query: &Query) -> String {
+    match &query.select {
+        Some(select) => format!("{set}({select})"),
+        None => set.to_owned(),
+    }
+}

@@ -1,0 +1,102 @@
+//! The `/odata` service: the routes, and the steps that run a parsed and
+//! checked query against the database and write the rows as OData JSON.
+//!
+//! The pure steps (parsing, checking, SQL) live in the parent module; this
+//! one adds what needs a database, a caller and HTTP: scopes bound to the
+//! caller, access by session or bearer token, streaming rows into the body,
+//! loading `$expand` for a whole page at once, and next links.
+
+mod access;
+mod answer;
+mod expansion;
+mod path;
+mod reply;
+pub mod routes;
+mod rows;
+mod values;
+
+use std::borrow::Cow;
+
+pub use reply::{ODataError, Reply};
+
+use super::model::{EntitySet, Model};
+use super::query::{BinaryOp, Expr, Query};
+use super::scope::Caller;
+use crate::config::{ConfigError, PaginationSettings};
+
+/// The model and paging policy every `/odata` request shares.
+#[derive(Debug)]
+pub struct Service {
+    /// The declared sets.
+    pub model: Model,
+    /// `base_url` without a trailing slash, for context URLs and next links.
+    pub origin: String,
+    /// Page sizes.
+    pub pagination: PaginationSettings,
+}
+
+impl Service {
+    /// The service over `model`, refusing a model whose sets contradict
+    /// each other (duplicate names, a key or searchable property that is not
+    /// declared, a navigation to an unknown set).
+    pub fn new(
+        model: Model,
+        origin: &str,
+        pagination: PaginationSettings,
+    ) -> Result<Service, ConfigError> {
+        validate(&model)?;
+        Ok(Service {
+            model,
+            origin: origin.trim_end_matches('/').to_owned(),
+            pagination,
+        })
+    }
+}
+
+fn validate(model: &Model) -> Result<(), ConfigError> {
+    for (i, set) in model.sets.iter().enumerate() {
+        let key = |k: &str| format!("odata.sets.{}.{k}", set.name);
+        if model.sets[..i].iter().any(|s| s.name == set.name) {
+            return Err(ConfigError::new(&key("table"), "the set is declared twice"));
+        }
+        if set.key_property().is_none() {
+            return Err(ConfigError::new(&key("key"), "names no declared property"));
+        }
+        if let Some(bad) = set.searchable.iter().find(|n| {
+            set.find_property(n)
+                .is_none_or(|p| p.edm_type != super::EdmType::String)
+        }) {
+            return Err(ConfigError::new(
+                &key("searchable"),
+                format!("`{bad}` is not a string property"),
+            ));
+        }
+        for nav in &set.navigations {
+            if model.find(&nav.target_set).is_none() {
+                return Err(ConfigError::new(
+                    &key(&format!("navigation.{}", nav.name)),
+                    format!("leads to `{}`, which is not a declared set", nav.target_set),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `query` with `set`'s scope for `caller` joined to its filter.
+pub(crate) fn scoped<'q>(set: &EntitySet, caller: &Caller, query: &'q Query) -> Cow<'q, Query> {
+    let Some(scope) = &set.scope else {
+        return Cow::Borrowed(query);
+    };
+    let bound = scope.filter(caller);
+    let mut q = query.clone();
+    q.filter = Some(match q.filter.take() {
+        None => bound,
+        Some(filter) => Expr::Binary {
+            op: BinaryOp::And,
+            left: Box::new(bound),
+            right: Box::new(filter),
+        },
+    });
+    Cow::Owned(q)
+}

@@ -1,0 +1,165 @@
+//! What the `/odata` routes answer: a body with its content type and the
+//! OData headers, or an error in the OData shape
+//! `{"error":{"code","message","target"}}`. The one error type of this
+//! boundary is [`ODataError`]; database failures become a generic 500 whose
+//! detail goes to the log only.
+
+use rocket::http::{ContentType, Header, Status};
+use rocket::response::{self, Responder, Response};
+use rocket::Request;
+use serde_json::json;
+
+use super::path::PathError;
+use crate::odata::{ParseError, QueryError};
+
+/// The header every `/odata` response carries.
+pub const ODATA_VERSION: (&str, &str) = ("OData-Version", "4.0");
+
+/// A successful OData response.
+#[derive(Debug)]
+pub struct Reply {
+    /// 200, or 204 for a navigation to no entity.
+    pub status: Status,
+    /// JSON, XML or plain text.
+    pub content_type: ContentType,
+    /// The serialized body.
+    pub body: Vec<u8>,
+    /// `Preference-Applied`, when a page-size preference was honoured.
+    pub preference_applied: Option<String>,
+}
+
+impl Reply {
+    /// A 200 JSON body.
+    pub fn json(body: Vec<u8>) -> Reply {
+        Reply {
+            status: Status::Ok,
+            content_type: ContentType::new("application", "json")
+                .with_params([("odata.metadata", "minimal"), ("odata.streaming", "true")]),
+            body,
+            preference_applied: None,
+        }
+    }
+}
+
+impl<'r> Responder<'r, 'static> for Reply {
+    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+        let mut response = Response::build();
+        response
+            .status(self.status)
+            .header(self.content_type)
+            .header(Header::new(ODATA_VERSION.0, ODATA_VERSION.1));
+        if let Some(applied) = self.preference_applied {
+            response.header(Header::new("Preference-Applied", applied));
+        }
+        if self.status != Status::NoContent {
+            response.sized_body(self.body.len(), std::io::Cursor::new(self.body));
+        }
+        response.ok()
+    }
+}
+
+/// A request the service refuses, or a failure while answering it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ODataError {
+    /// 400, 401, 404 or 500.
+    pub status: Status,
+    /// A stable, machine-readable code.
+    pub code: String,
+    /// A sentence for the developer reading it.
+    pub message: String,
+    /// The query option at fault (`$filter`, `$top`, …), if one is.
+    pub target: Option<String>,
+}
+
+impl ODataError {
+    fn new(status: Status, code: &str, message: impl Into<String>) -> ODataError {
+        ODataError {
+            status,
+            code: code.to_owned(),
+            message: message.into(),
+            target: None,
+        }
+    }
+
+    /// 404: no such set, entity or navigation.
+    pub fn not_found(message: impl Into<String>) -> ODataError {
+        ODataError::new(Status::NotFound, "not_found", message)
+    }
+
+    /// 401: the set needs a signed-in caller or a valid bearer token.
+    pub fn unauthorized() -> ODataError {
+        ODataError::new(
+            Status::Unauthorized,
+            "unauthorized",
+            "sign in or send a valid bearer token",
+        )
+    }
+
+    /// 400 about the key segment of the path.
+    pub fn invalid_key(message: impl Into<String>) -> ODataError {
+        ODataError::new(Status::BadRequest, "invalid_key", message)
+    }
+
+    /// 500 with nothing of the cause; the cause is logged.
+    pub fn internal(cause: &dyn std::fmt::Display) -> ODataError {
+        tracing::error!("odata request failed: {cause}");
+        ODataError::new(
+            Status::InternalServerError,
+            "internal_error",
+            "the request could not be answered",
+        )
+    }
+}
+
+impl From<ParseError> for ODataError {
+    fn from(e: ParseError) -> ODataError {
+        let target = (!e.option.is_empty()).then(|| e.option.clone());
+        ODataError {
+            target,
+            ..ODataError::new(Status::BadRequest, "invalid_query", e.to_string())
+        }
+    }
+}
+
+impl From<QueryError> for ODataError {
+    fn from(e: QueryError) -> ODataError {
+        if e.code == "model_error" {
+            return ODataError::internal(&e.message);
+        }
+        ODataError {
+            target: Some(e.target),
+            ..ODataError::new(Status::BadRequest, e.code, e.message)
+        }
+    }
+}
+
+impl From<PathError> for ODataError {
+    fn from(e: PathError) -> ODataError {
+        match e {
+            PathError::NotFound => ODataError::not_found("no resource lives at this path"),
+            PathError::InvalidKey(message) => ODataError::invalid_key(message),
+        }
+    }
+}
+
+impl From<sqlx::Error> for ODataError {
+    fn from(e: sqlx::Error) -> ODataError {
+        ODataError::internal(&e)
+    }
+}
+
+impl<'r> Responder<'r, 'static> for ODataError {
+    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let Some(target) = self.target {
+            error["target"] = json!(target);
+        }
+        let body = json!({ "error": error }).to_string();
+        Response::build()
+            .status(self.status)
+            .header(ContentType::JSON)
+            .header(Header::new(ODATA_VERSION.0, ODATA_VERSION.1))
+            .sized_body(body.len(), std::io::Cursor::new(body))
+            .ok()
+    }
+}

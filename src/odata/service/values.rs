@@ -1,0 +1,276 @@
+//! Column values written as OData JSON: numbers as numbers (decimals too),
+//! booleans from 0/1 where the engine has none, instants as RFC 3339 UTC
+//! with `Z`, whatever spelling the database stored them in.
+
+use std::io::Write;
+
+use sqlx::any::{AnyRow, AnyTypeInfoKind};
+use sqlx::{Row, ValueRef};
+use time::format_description::well_known::Rfc3339;
+use time::macros::format_description;
+use time::{Date, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
+
+use crate::odata::{EdmType, Guid, Literal};
+
+/// Writes column `i` of `row`, a property of type `edm`, as a JSON value.
+pub fn write_value(
+    out: &mut Vec<u8>,
+    row: &AnyRow,
+    i: usize,
+    edm: EdmType,
+) -> Result<(), sqlx::Error> {
+    let kind = row.try_get_raw(i)?.type_info().kind();
+    match kind {
+        AnyTypeInfoKind::Null => out.extend_from_slice(b"null"),
+        AnyTypeInfoKind::Bool => write_bool(out, row.try_get::<bool, _>(i)?),
+        AnyTypeInfoKind::SmallInt | AnyTypeInfoKind::Integer | AnyTypeInfoKind::BigInt => {
+            let n = row.try_get::<i64, _>(i)?;
+            match edm {
+                EdmType::Boolean => write_bool(out, n != 0),
+                EdmType::String => write_str(out, &n.to_string()),
+                _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            }
+        }
+        AnyTypeInfoKind::Real | AnyTypeInfoKind::Double => {
+            let x = row.try_get::<f64, _>(i)?;
+            match edm {
+                EdmType::String => write_str(out, &x.to_string()),
+                _ => write_double(out, x),
+            }
+        }
+        AnyTypeInfoKind::Text => write_text(out, &row.try_get::<String, _>(i)?, edm),
+        AnyTypeInfoKind::Blob => write_str(out, &hex::encode(row.try_get::<Vec<u8>, _>(i)?)),
+    }
+    Ok(())
+}
+
+fn write_bool(out: &mut Vec<u8>, b: bool) {
+    out.extend_from_slice(if b { b"true" } else { b"false" });
+}
+
+fn write_double(out: &mut Vec<u8>, x: f64) {
+    if x.is_finite() {
+        let _ = write!(out, "{}", ryu::Buffer::new().format_finite(x));
+    } else {
+        // JSON has no infinities; OData writes them as strings.
+        let text = if x.is_nan() {
+            "NaN"
+        } else if x > 0.0 {
+            "INF"
+        } else {
+            "-INF"
+        };
+        write_str(out, text);
+    }
+}
+
+/// A JSON string with escapes.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
+    match edm {
+        EdmType::Decimal | EdmType::Int16 | EdmType::Int32 | EdmType::Int64 | EdmType::Double
+            if is_json_number(text) =>
+        {
+            out.extend_from_slice(text.as_bytes())
+        }
+        EdmType::Boolean => match text {
+            "1" | "t" | "true" | "TRUE" => write_bool(out, true),
+            "0" | "f" | "false" | "FALSE" => write_bool(out, false),
+            _ => write_str(out, text),
+        },
+        EdmType::DateTimeOffset => match instant(text) {
+            Some(t) => write_str(out, &rfc3339(t)),
+            None => write_str(out, text),
+        },
+        EdmType::Date => write_str(out, text.get(..10).filter(|d| is_date(d)).unwrap_or(text)),
+        EdmType::Guid => write_str(out, &text.to_ascii_lowercase()),
+        _ => write_str(out, text),
+    }
+}
+
+fn is_date(s: &str) -> bool {
+    Date::parse(s, format_description!("[year]-[month]-[day]")).is_ok()
+}
+
+/// Whether `s` is a JSON number (decimals stored as text are written bare).
+fn is_json_number(s: &str) -> bool {
+    let s = s.strip_prefix('-').unwrap_or(s);
+    let (int, rest) = s.split_at(s.find(['.', 'e', 'E']).unwrap_or(s.len()));
+    let int_ok = int == "0" || (!int.is_empty() && !int.starts_with('0'));
+    if !int_ok || !int.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let (frac, exp) = match rest.find(['e', 'E']) {
+        Some(e) => (&rest[..e], Some(&rest[e + 1..])),
+        None => (rest, None),
+    };
+    let frac_ok =
+        frac.is_empty() || (frac.len() > 1 && frac[1..].bytes().all(|b| b.is_ascii_digit()));
+    let exp_ok = exp.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
+    });
+    frac_ok && exp_ok
+}
+
+/// Reads an ISO 8601 instant as stored: `T` or space between date and time,
+/// optional seconds and fraction, then `Z`, an offset (`+01`, `+01:00`,
+/// `+0100`) or nothing (UTC).
+pub fn instant(text: &str) -> Option<OffsetDateTime> {
+    let text = text.trim();
+    if let Ok(t) = OffsetDateTime::parse(text, &Rfc3339) {
+        return Some(t);
+    }
+    let (date, rest) = text.split_at_checked(10)?;
+    let date = Date::parse(date, format_description!("[year]-[month]-[day]")).ok()?;
+    let rest = rest.strip_prefix(['T', ' ']).unwrap_or(rest);
+    if rest.is_empty() {
+        return Some(date.midnight().assume_utc());
+    }
+    let zone_at = rest
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| matches!(c, 'Z' | 'z' | '+' | '-'))
+        .map_or(rest.len(), |(i, _)| i);
+    let (clock, zone) = rest.split_at(zone_at);
+    let time = time_of_day(clock.trim())?;
+    let offset = offset(zone.trim())?;
+    Some(PrimitiveDateTime::new(date, time).assume_offset(offset))
+}
+
+fn time_of_day(clock: &str) -> Option<Time> {
+    let (hms, fraction) = clock.split_once('.').unwrap_or((clock, ""));
+    let mut parts = hms.split(':').map(|p| p.parse::<u8>().ok());
+    let (h, m) = (parts.next()??, parts.next()??);
+    let s = parts.next().unwrap_or(Some(0))?;
+    if parts.next().is_some() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let nanos = format!("{fraction:0<9}").get(..9)?.parse::<u32>().ok()?;
+    Time::from_hms_nano(h, m, s, nanos).ok()
+}
+
+fn offset(zone: &str) -> Option<UtcOffset> {
+    if zone.is_empty() || zone.eq_ignore_ascii_case("z") {
+        return Some(UtcOffset::UTC);
+    }
+    let sign: i8 = if zone.starts_with('-') { -1 } else { 1 };
+    let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
+    let (h, m) = match digits.len() {
+        2 => (digits.parse::<i8>().ok()?, 0),
+        4 => (digits[..2].parse().ok()?, digits[2..].parse().ok()?),
+        _ => return None,
+    };
+    UtcOffset::from_hms(sign * h, sign * m, 0).ok()
+}
+
+/// RFC 3339 in UTC with `Z`, fractional seconds only when present.
+pub fn rfc3339(t: OffsetDateTime) -> String {
+    let t = t.to_offset(UtcOffset::UTC);
+    let mut s = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    );
+    if t.nanosecond() != 0 {
+        let fraction = format!("{:09}", t.nanosecond());
+        s.push('.');
+        s.push_str(fraction.trim_end_matches('0'));
+    }
+    s.push('Z');
+    s
+}
+
+/// Column `i` of `row` as a key literal (integers, text, GUIDs), for
+/// restricting related rows; `None` when null.
+pub fn key_literal(row: &AnyRow, i: usize, edm: EdmType) -> Result<Option<Literal>, sqlx::Error> {
+    let kind = row.try_get_raw(i)?.type_info().kind();
+    Ok(match kind {
+        AnyTypeInfoKind::Null => None,
+        AnyTypeInfoKind::SmallInt | AnyTypeInfoKind::Integer | AnyTypeInfoKind::BigInt => {
+            Some(Literal::Int(row.try_get::<i64, _>(i)?))
+        }
+        _ => {
+            let text = row.try_get::<String, _>(i)?;
+            match edm {
+                EdmType::Guid => u128::from_str_radix(&text.replace('-', ""), 16)
+                    .ok()
+                    .map(|g| Literal::Guid(Guid(g))),
+                _ => Some(Literal::String(text)),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_instants_read_in_every_spelling() {
+        let z = |s: &str| instant(s).map(rfc3339);
+        assert_eq!(
+            z("2024-01-02T03:04:05Z").as_deref(),
+            Some("2024-01-02T03:04:05Z")
+        );
+        assert_eq!(
+            z("2024-01-02 03:04:05").as_deref(),
+            Some("2024-01-02T03:04:05Z")
+        );
+        assert_eq!(
+            z("2024-01-02 03:04").as_deref(),
+            Some("2024-01-02T03:04:00Z")
+        );
+        assert_eq!(
+            z("2024-01-02T03:04:05.250+01:00").as_deref(),
+            Some("2024-01-02T02:04:05.25Z")
+        );
+        assert_eq!(
+            z("2024-01-02 03:04:05.5+00").as_deref(),
+            Some("2024-01-02T03:04:05.5Z")
+        );
+        assert_eq!(
+            z("2024-01-02 03:04:05-0130").as_deref(),
+            Some("2024-01-02T04:34:05Z")
+        );
+        assert_eq!(z("2024-01-02").as_deref(), Some("2024-01-02T00:00:00Z"));
+        assert_eq!(z("yesterday"), None);
+        assert_eq!(z("2024-01-02 25:00:00"), None);
+    }
+
+    #[test]
+    fn decimals_stored_as_text_are_numbers_only_when_they_are() {
+        for ok in ["0", "12", "-3.50", "1e5", "2.5E-3"] {
+            assert!(is_json_number(ok), "{ok}");
+        }
+        for bad in ["", "-", "01", "1.", ".5", "1e", "NaN", "1,5", " 1"] {
+            assert!(!is_json_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn text_values_follow_their_type() {
+        let w = |text: &str, edm| {
+            let mut out = Vec::new();
+            write_text(&mut out, text, edm);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(w("12.50", EdmType::Decimal), "12.50");
+        assert_eq!(w("n/a", EdmType::Decimal), "\"n/a\"");
+        assert_eq!(w("t", EdmType::Boolean), "true");
+        assert_eq!(w("2024-05-06 00:00:00", EdmType::Date), "\"2024-05-06\"");
+        assert_eq!(w("say \"hi\"\n", EdmType::String), r#""say \"hi\"\n""#);
+        assert_eq!(
+            w("ABCDEF00-0000-0000-0000-000000000000", EdmType::Guid),
+            "\"abcdef00-0000-0000-0000-000000000000\""
+        );
+    }
+}
