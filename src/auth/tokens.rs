@@ -28,23 +28,40 @@ pub async fn create(db: &Db, user_id: i64, name: &str, token: &SecretToken) -> R
     Ok(())
 }
 
-/// The user a bearer token acts for; records its use.
+/// How often `last_used_at` is written for a token in steady use.
+const USE_RECORD_INTERVAL_SECONDS: i64 = 60;
+
+/// The user a bearer token acts for, unless the token is unknown or expired.
+/// Records its use in `last_used_at`, at most once a minute so a busy client
+/// does not turn every read into a write.
 pub async fn user_of(db: &Db, presented: &str) -> Result<Option<i64>, DbError> {
     let digest = sha256_hex(presented);
+    let dialect = db.dialect();
+    let sql = format!(
+        "SELECT id, tokenable_id, {} AS used, {} AS expires FROM personal_access_tokens \
+         WHERE token = $1",
+        dialect.epoch_of("last_used_at"),
+        dialect.epoch_of("expires_at"),
+    );
     let row = db
-        .fetch_optional(
-            db.query("SELECT id, tokenable_id FROM personal_access_tokens WHERE token = $1")
-                .bind(digest),
-        )
+        .fetch_optional(sqlx::query(dialect.placeholders(&sql)).bind(digest))
         .await?;
     let Some(row) = row else { return Ok(None) };
+    let now = crate::clock::unix_now();
+    let expires: Option<i64> = row.try_get("expires")?;
+    if expires.is_some_and(|at| at <= now) {
+        return Ok(None);
+    }
     let id: i64 = row.try_get("id")?;
     let user_id: i64 = row.try_get("tokenable_id")?;
-    let sql = format!(
-        "UPDATE personal_access_tokens SET last_used_at = {} WHERE id = $1",
-        db.dialect().now_utc()
-    );
-    db.execute(sqlx::query(db.dialect().placeholders(&sql)).bind(id))
-        .await?;
+    let used: Option<i64> = row.try_get("used")?;
+    if used.is_none_or(|at| now - at >= USE_RECORD_INTERVAL_SECONDS) {
+        let sql = format!(
+            "UPDATE personal_access_tokens SET last_used_at = {} WHERE id = $1",
+            dialect.now_utc()
+        );
+        db.execute(sqlx::query(dialect.placeholders(&sql)).bind(id))
+            .await?;
+    }
     Ok(Some(user_id))
 }
