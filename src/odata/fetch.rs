@@ -14,7 +14,7 @@
 //! );
 //! let q = parse_query("$top=2").unwrap();
 //! let owners = Restriction { column: "owner".into(), values: vec![Literal::Int(1), Literal::Int(2)] };
-//! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page: Page { offset: 0, size: 2 } };
+//! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page: Page { offset: 0, size: 2 }, scopes: None };
 //! let sql = fetch_query(&model, &model.sets[0], &q, &fetch, Dialect::Sqlite).unwrap();
 //! assert!(sql.text.contains("ROW_NUMBER() OVER (PARTITION BY"));
 //! ```
@@ -23,6 +23,7 @@ use super::check::check_query;
 use super::model::{EntitySet, Model};
 use super::query::{Literal, Query};
 use super::resolve::QueryError;
+use super::scope::Scopes;
 use super::sql::{clamp, order_by, selected_properties, where_with, Bind, Page, Sql};
 use super::sql_expr::Writer;
 use crate::db::Dialect;
@@ -50,6 +51,8 @@ pub struct Fetch<'a> {
     pub internal: Vec<String>,
     /// The slice to read (one more row is fetched, per value when paging per value).
     pub page: Page,
+    /// The caller's scopes, confining the other sets paths and lambdas reach.
+    pub scopes: Option<&'a Scopes>,
 }
 
 /// The statement reading `fetch` of `query` over `set`: selected properties
@@ -63,7 +66,7 @@ pub fn fetch_query(
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
     check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect);
+    let mut w = Writer::new(model, set, dialect).with_scopes(fetch.scopes);
     let t0 = w.root_alias();
     let mut columns: Vec<String> = selected_properties(set, query.select.as_ref())
         .into_iter()
@@ -127,10 +130,11 @@ pub fn count_per_value(
     set: &EntitySet,
     query: &Query,
     restriction: &Restriction,
+    scopes: Option<&Scopes>,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
     check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect);
+    let mut w = Writer::new(model, set, dialect).with_scopes(scopes);
     let t0 = w.root_alias();
     let column = w.column(&t0, &restriction.column);
     let mut text = format!(
@@ -149,10 +153,11 @@ pub fn count_restricted(
     set: &EntitySet,
     query: &Query,
     restriction: Option<&Restriction>,
+    scopes: Option<&Scopes>,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
     check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect);
+    let mut w = Writer::new(model, set, dialect).with_scopes(scopes);
     let mut text = format!(
         "SELECT COUNT(*) FROM {} AS {}",
         dialect.quote(&set.table),
@@ -206,6 +211,7 @@ mod tests {
                 offset: 0,
                 size: 10,
             },
+            scopes: None,
         };
         let s = sql("$select=title", &fetch, Dialect::Postgres);
         assert_eq!(
@@ -230,6 +236,7 @@ mod tests {
             per_value: true,
             internal: vec![],
             page: Page { offset: 2, size: 3 },
+            scopes: None,
         };
         let s = sql(
             "$orderby=likes desc&$filter=likes gt 1",
@@ -254,7 +261,7 @@ mod tests {
         let m = model();
         let posts = m.find("Posts").expect("fixture");
         let q = Query::default();
-        let s = count_restricted(&m, posts, &q, Some(&r), Dialect::Sqlite).expect("fits");
+        let s = count_restricted(&m, posts, &q, Some(&r), None, Dialect::Sqlite).expect("fits");
         assert_eq!(
             s.text,
             r#"SELECT COUNT(*) FROM "posts" AS "t0" WHERE 1 = 0"#
@@ -264,6 +271,7 @@ mod tests {
             posts,
             &q,
             &authors(vec![Literal::Int(3)]),
+            None,
             Dialect::MySql,
         )
         .expect("fits");

@@ -55,7 +55,7 @@ pub use query::{
     Quantifier, Query, SearchExpr, Select, UnaryOp,
 };
 pub use resolve::QueryError;
-pub use scope::{Caller, Scope};
+pub use scope::{Caller, Scope, Scopes};
 pub use search::parse_search;
 pub use service::{routes, ODataError, Reply, Service};
 pub use sql::{count_query, filter_sql, page_query, selected_properties, Bind, Page, Sql};

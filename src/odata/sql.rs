@@ -143,6 +143,7 @@ pub fn page_query(
         per_value: false,
         internal: Vec::new(),
         page,
+        scopes: None,
     };
     fetch_query(model, set, query, &fetch, dialect)
 }
@@ -154,7 +155,7 @@ pub fn count_query(
     query: &Query,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    count_restricted(model, set, query, None, dialect)
+    count_restricted(model, set, query, None, None, dialect)
 }
 
 pub(crate) fn clamp(n: u64) -> i64 {

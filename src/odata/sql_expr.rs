@@ -8,6 +8,7 @@ use super::check::{binary_type, function_type, literal_type, Ty};
 use super::model::{EdmType, EntitySet, Model, Property};
 use super::query::{BinaryOp, Expr, Function, Literal, Quantifier, UnaryOp};
 use super::resolve::{resolve, Hop, QueryError, Resolved, Tail};
+use super::scope::{Scopes, SCOPE_VARIABLE};
 use super::sql::Bind;
 use crate::db::{DatePart, Dialect, TextValue};
 
@@ -40,6 +41,8 @@ pub(crate) struct Writer<'m> {
     aliases: usize,
     vars: Vec<(&'m str, &'m EntitySet, String)>,
     target: &'static str,
+    scopes: Option<&'m Scopes>,
+    in_scope: bool,
 }
 
 impl<'m> Writer<'m> {
@@ -53,7 +56,48 @@ impl<'m> Writer<'m> {
             aliases: 0,
             vars: Vec::new(),
             target: "$filter",
+            scopes: None,
+            in_scope: false,
         }
+    }
+
+    /// Also confines every other set a path or lambda reaches to the rows
+    /// its scope admits.
+    pub fn with_scopes(mut self, scopes: Option<&'m Scopes>) -> Writer<'m> {
+        self.scopes = scopes;
+        self
+    }
+
+    /// `key` (of an entity of `set` reached across a navigation), or null
+    /// when `set`'s scope does not admit that entity.
+    fn confined_key(&mut self, set: &'m EntitySet, key: String) -> Result<String, QueryError> {
+        if self.in_scope || self.scopes.and_then(|s| s.anchored(&set.name)).is_none() {
+            return Ok(key);
+        }
+        let (a, table) = (self.alias(), self.dialect.quote(&set.table));
+        let pk = self.column(&a, self.key_column(set)?);
+        let confined = self.confined(set, &a)?;
+        Ok(format!(
+            "(SELECT {pk} FROM {table} AS {a} WHERE {pk} = {key}{confined})"
+        ))
+    }
+
+    /// ` AND <scope>` for rows of `set` aliased `alias`, when `set` is
+    /// scoped (scopes themselves are rendered unconfined).
+    fn confined(&mut self, set: &'m EntitySet, alias: &str) -> Result<String, QueryError> {
+        let Some(scope) = self.scopes.and_then(|s| s.anchored(&set.name)) else {
+            return Ok(String::new());
+        };
+        if self.in_scope {
+            return Ok(String::new());
+        }
+        self.in_scope = true;
+        self.vars.push((SCOPE_VARIABLE, set, alias.to_owned()));
+        let rendered = self.expr(scope);
+        self.vars.pop();
+        self.in_scope = false;
+        let f = rendered?;
+        Ok(format!(" AND {}", false_if_null(f.sql, f.nullable)))
     }
 
     /// The entity set the statement reads.
@@ -121,7 +165,8 @@ impl<'m> Writer<'m> {
                 self.column(&a, hop.column),
                 self.column(&a, self.key_column(from)?),
             );
-            key = format!("(SELECT {fk} FROM {table} AS {a} WHERE {pk} = {key})");
+            let confined = self.confined(from, &a)?;
+            key = format!("(SELECT {fk} FROM {table} AS {a} WHERE {pk} = {key}{confined})");
             from = hop.to;
         }
         Ok(key)
@@ -154,7 +199,8 @@ impl<'m> Writer<'m> {
             self.property(&a, p),
             self.column(&a, self.key_column(last.to)?),
         );
-        let sql = format!("(SELECT {value} FROM {table} AS {a} WHERE {pk} = {key})");
+        let confined = self.confined(last.to, &a)?;
+        let sql = format!("(SELECT {value} FROM {table} AS {a} WHERE {pk} = {key}{confined})");
         Ok(Frag::new(sql, Some(p.edm_type), true))
     }
 
@@ -205,10 +251,14 @@ impl<'m> Writer<'m> {
                     return Err(self.internal(format!("'{collection}' is not a collection")));
                 };
                 let (alias, set) = self.scope(r.scope);
-                let parent = self.entity_key(&alias, set, &r.hops)?;
+                let mut parent = self.entity_key(&alias, set, &r.hops)?;
+                if let Some(last) = r.hops.last() {
+                    parent = self.confined_key(last.to, parent)?;
+                }
                 let (a, table) = (self.alias(), self.dialect.quote(&to.table));
+                let confined = self.confined(to, &a)?;
                 let from = format!(
-                    "SELECT 1 FROM {table} AS {a} WHERE {} = {parent}",
+                    "SELECT 1 FROM {table} AS {a} WHERE {} = {parent}{confined}",
                     self.column(&a, remote_column)
                 );
                 let sql = match predicate {

@@ -15,7 +15,7 @@ use crate::odata::fetch::{count_restricted, fetch_query, Fetch, Restriction};
 use crate::odata::model::{EdmType, EntitySet, NavigationKind};
 use crate::odata::paging::{next_link, PagePlan};
 use crate::odata::query::{Literal, Path, Query, Select};
-use crate::odata::scope::Caller;
+use crate::odata::scope::{Caller, Scopes};
 use crate::odata::sql::{selected_properties, Page};
 
 /// Characters escaped in a key written into a URL path.
@@ -42,6 +42,8 @@ pub struct Ctx<'m> {
     pub caller: Caller,
     /// The page size in effect.
     pub page_size: u64,
+    /// The caller's scopes of every set.
+    pub scopes: Scopes,
 }
 
 /// Where rows come from: a whole set, or the rows matching a restriction.
@@ -132,6 +134,7 @@ impl<'m> Ctx<'m> {
                 set,
                 &scoped,
                 source.restriction.as_ref(),
+                Some(&self.scopes),
                 self.dialect(),
             )?;
             let n = scalar(self.db, &sql).await?;
@@ -173,6 +176,7 @@ impl<'m> Ctx<'m> {
             per_value: false,
             internal,
             page,
+            scopes: Some(&self.scopes),
         };
         let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
         let layout = Layout::new(
@@ -244,6 +248,7 @@ impl<'m> Ctx<'m> {
             source.set,
             &scoped,
             source.restriction.as_ref(),
+            Some(&self.scopes),
             self.dialect(),
         )?;
         let n = scalar(self.db, &sql).await?;
@@ -330,6 +335,7 @@ impl<'m> Ctx<'m> {
             per_value: false,
             internal,
             page: Page { offset: 0, size: 1 },
+            scopes: Some(&self.scopes),
         };
         let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
         let layout = Layout::new(

@@ -121,6 +121,7 @@ async fn load<'m, 'q>(
         per_value,
         internal,
         page,
+        scopes: Some(&ctx.scopes),
     };
     let sql = fetch_query(
         &ctx.service.model,
@@ -285,6 +286,7 @@ async fn counts(
         e.target,
         &options,
         restriction,
+        Some(&ctx.scopes),
         ctx.dialect(),
     )?;
     let parent_type = key_type(set);

@@ -15,7 +15,7 @@ use crate::odata::metadata::{metadata_xml, service_document};
 use crate::odata::model::EntitySet;
 use crate::odata::options::parse_query;
 use crate::odata::paging::PageSize;
-use crate::odata::scope::Caller;
+use crate::odata::scope::{Caller, Scopes};
 use crate::state::GatehouseState;
 
 /// What the handler needs from the request besides its path.
@@ -109,6 +109,7 @@ async fn resource(
         db: &incoming.gh.db,
         caller,
         page_size: size.size,
+        scopes: Scopes::for_caller(&service.model, &caller),
     };
     let mut reply = match (&path.key, &path.navigation) {
         (None, _) => {
