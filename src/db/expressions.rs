@@ -129,9 +129,10 @@ impl Dialect {
     /// Whether `text` ends with `suffix` (null when either is null).
     pub fn ends_with(self, text: &str, suffix: &str) -> String {
         match self {
-            Self::Sqlite => {
-                format!("(substr({text}, -length({suffix})) = {suffix} OR {suffix} = '')")
-            }
+            Self::Sqlite => format!(
+                "(substr({text}, -length({suffix})) = {suffix} \
+                 OR ({suffix} = '' AND {text} IS NOT NULL))"
+            ),
             Self::Postgres => format!("(right({text}, char_length({suffix})) = {suffix})"),
             Self::MySql => format!("(RIGHT({text}, CHAR_LENGTH({suffix})) = {suffix})"),
         }
@@ -180,6 +181,31 @@ impl Dialect {
             Self::Sqlite => format!("(CAST({a} AS REAL) / {b})"),
             Self::Postgres => format!("(CAST({a} AS NUMERIC) / {b})"),
             Self::MySql => format!("({a} / {b})"),
+        }
+    }
+
+    /// The remainder of `a / b`, signed like `a`; exact for decimals, and
+    /// with the fraction kept for non-integer operands on every engine.
+    pub fn modulo(self, a: &str, b: &str, integers: bool) -> String {
+        match (self, integers) {
+            (_, true) => format!("({a} % {b})"),
+            (Self::Sqlite, false) => {
+                format!("({a} - {b} * CAST(CAST({a} AS REAL) / {b} AS INTEGER))")
+            }
+            (Self::Postgres, false) => {
+                format!("MOD(CAST({a} AS NUMERIC), CAST({b} AS NUMERIC))")
+            }
+            (Self::MySql, false) => format!("MOD({a}, {b})"),
+        }
+    }
+
+    /// `x` rounded to the nearest integer, halves away from zero (as
+    /// OData says; PostgreSQL and MySQL round doubles half to even).
+    pub fn round(self, x: &str) -> String {
+        match self {
+            Self::Sqlite => format!("round({x})"),
+            Self::Postgres => format!("ROUND(CAST({x} AS NUMERIC))"),
+            Self::MySql => format!("ROUND(CAST({x} AS DECIMAL(65, 30)))"),
         }
     }
 

@@ -206,6 +206,11 @@ fn parse_select(value: &str, option: &str) -> Result<Select, ParseError> {
         }
         path(tokens, at, option).map(Some)
     })?;
+    let stars = items.iter().filter(|i| i.is_none()).count();
+    if stars > 0 && items.len() > 1 {
+        let message = "'*' already selects every property; list nothing beside it";
+        return Err(ParseError::new(option, 0, message));
+    }
     let paths: Option<Vec<Path>> = items.into_iter().collect();
     Ok(paths.map_or(Select::All, Select::Paths))
 }

@@ -23,6 +23,7 @@ const VALUE: &AsciiSet = &CONTROLS
     .add(b'<')
     .add(b'>')
     .add(b'=')
+    .add(b'?')
     .add(b'\\')
     .add(b'^')
     .add(b'`')

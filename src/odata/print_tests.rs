@@ -118,3 +118,16 @@ fn expand_items_print_nested_options() {
     assert_eq!(order.to_string(), "c");
     assert_eq!(Select::All.to_string(), "*");
 }
+
+#[test]
+fn question_marks_survive_the_round_trip() {
+    for raw in ["??", "?a?=b?", "$filter=name eq '?'&x=%3F"] {
+        let q = parse_query(raw).expect("parses");
+        let printed = q.to_query_string();
+        assert_eq!(
+            parse_query(&printed).as_ref(),
+            Ok(&q),
+            "{raw} printed as {printed}"
+        );
+    }
+}

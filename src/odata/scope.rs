@@ -73,27 +73,44 @@ pub(crate) const SCOPE_VARIABLE: &str = "$scoped";
 
 /// Every scope of a model evaluated for one caller, with paths anchored to
 /// [`SCOPE_VARIABLE`] so they apply to a set reached from another.
+/// For a guest, also the sets that are not public: no path may reach them.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Scopes(HashMap<String, Expr>);
+pub struct Scopes {
+    anchored: HashMap<String, Expr>,
+    denied: Vec<String>,
+}
 
 impl Scopes {
     /// The scopes of `model`'s sets for `caller`.
     pub fn for_caller(model: &Model, caller: &Caller) -> Scopes {
-        Scopes(
-            model
+        let anchored = model
+            .sets
+            .iter()
+            .filter_map(|set| {
+                let scope = set.scope.as_ref()?;
+                Some((set.name.clone(), anchor(&scope.filter(caller), &[])))
+            })
+            .collect();
+        let denied = match caller.user_id {
+            Some(_) => Vec::new(),
+            None => model
                 .sets
                 .iter()
-                .filter_map(|set| {
-                    let scope = set.scope.as_ref()?;
-                    Some((set.name.clone(), anchor(&scope.filter(caller), &[])))
-                })
+                .filter(|s| !s.public)
+                .map(|s| s.name.clone())
                 .collect(),
-        )
+        };
+        Scopes { anchored, denied }
     }
 
     /// The anchored scope of the set called `set`, if it has one.
     pub(crate) fn anchored(&self, set: &str) -> Option<&Expr> {
-        self.0.get(set)
+        self.anchored.get(set)
+    }
+
+    /// Whether the caller may not read the set called `set` at all.
+    pub(crate) fn denies(&self, set: &str) -> bool {
+        self.denied.iter().any(|d| d == set)
     }
 }
 

@@ -68,9 +68,19 @@ impl<'m> Writer<'m> {
         self
     }
 
+    /// Refuses a path into a set the caller may not read.
+    fn admit(&self, set: &EntitySet) -> Result<(), QueryError> {
+        if !self.in_scope && self.scopes.is_some_and(|s| s.denies(&set.name)) {
+            let msg = format!("{} needs a signed-in caller or a bearer token", set.name);
+            return Err(QueryError::new("unauthorized", self.target, msg));
+        }
+        Ok(())
+    }
+
     /// `key` (of an entity of `set` reached across a navigation), or null
     /// when `set`'s scope does not admit that entity.
     fn confined_key(&mut self, set: &'m EntitySet, key: String) -> Result<String, QueryError> {
+        self.admit(set)?;
         if self.in_scope || self.scopes.and_then(|s| s.anchored(&set.name)).is_none() {
             return Ok(key);
         }
@@ -85,6 +95,7 @@ impl<'m> Writer<'m> {
     /// ` AND <scope>` for rows of `set` aliased `alias`, when `set` is
     /// scoped (scopes themselves are rendered unconfined).
     fn confined(&mut self, set: &'m EntitySet, alias: &str) -> Result<String, QueryError> {
+        self.admit(set)?;
         let Some(scope) = self.scopes.and_then(|s| s.anchored(&set.name)) else {
             return Ok(String::new());
         };
@@ -330,9 +341,10 @@ impl<'m> Writer<'m> {
             Sub => format!("({a} - {b})"),
             Mul => format!("({a} * {b})"),
             Div if ty.is_some_and(EdmType::is_integer) => self.dialect.int_div(a, b),
-            Div => format!("({a} / {b})"),
-            DivBy => self.dialect.decimal_div(a, b),
-            Mod => format!("({a} % {b})"),
+            Div | DivBy => self.dialect.decimal_div(a, b),
+            Mod => self
+                .dialect
+                .modulo(a, b, ty.is_some_and(EdmType::is_integer)),
         };
         Ok(Frag::new(sql, ty, nullable))
     }
@@ -424,7 +436,7 @@ impl<'m> Writer<'m> {
             F::Date => d.date_of(arg(0)),
             F::Time => d.time_of(arg(0)),
             F::Now => d.now_instant(),
-            F::Round => format!("round({})", arg(0)),
+            F::Round => d.round(arg(0)),
             F::Floor => d.floor(arg(0)),
             F::Ceiling => d.ceiling(arg(0)),
         };

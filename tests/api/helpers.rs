@@ -79,6 +79,17 @@ pub async fn spawn_app_with(configure: impl FnOnce(Figment) -> Figment) -> TestA
 pub async fn spawn_host(build: impl FnOnce(Figment) -> Rocket<Build>) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let database_url = fresh_database_url(&dir).await;
+    spawn_host_at(dir, database_url, build).await
+}
+
+/// Any host, built by `build` from the test figment, on `database_url` — a
+/// database from [`fresh_database_url`] that the test has prepared (say, with
+/// the tables its configuration exposes) and that lives as long as `dir`.
+pub async fn spawn_host_at(
+    dir: TempDir,
+    database_url: String,
+    build: impl FnOnce(Figment) -> Rocket<Build>,
+) -> TestApp {
     let rocket = build(figment(&database_url));
     let settings = Settings::from_figment(rocket.figment()).expect("valid test configuration");
     let cookie_name = session_cookie_name(&settings);

@@ -52,6 +52,9 @@ pub fn plan<'m, 'q>(
             .model
             .target_of(nav)
             .ok_or_else(|| ODataError::internal(&format!("{name} leads nowhere")))?;
+        if !target.public && ctx.caller.user_id.is_none() {
+            return Err(ODataError::unauthorized());
+        }
         if let NavigationKind::ToOne { column } = &nav.kind {
             internal.push(column.clone());
         }

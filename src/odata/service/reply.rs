@@ -126,6 +126,12 @@ impl From<QueryError> for ODataError {
         if e.code == "model_error" {
             return ODataError::internal(&e.message);
         }
+        if e.code == "unauthorized" {
+            return ODataError {
+                message: e.message,
+                ..ODataError::unauthorized()
+            };
+        }
         ODataError {
             target: Some(e.target),
             ..ODataError::new(Status::BadRequest, e.code, e.message)
@@ -143,7 +149,23 @@ impl From<PathError> for ODataError {
 }
 
 impl From<sqlx::Error> for ODataError {
+    /// A data exception (SQLSTATE class 22: division by zero, a value out of
+    /// range, a character the engine cannot store) is the query's fault and
+    /// answers 400, without the engine's words; anything else is a 500.
     fn from(e: sqlx::Error) -> ODataError {
+        let data_exception = e
+            .as_database_error()
+            .and_then(|d| d.code())
+            .is_some_and(|code| code.starts_with("22"));
+        if data_exception {
+            tracing::info!("odata query refused by the database: {e}");
+            return ODataError::new(
+                Status::BadRequest,
+                "invalid_value",
+                "the query computes a value the database cannot represent \
+                 (such as a division by zero or a number out of range)",
+            );
+        }
         ODataError::internal(&e)
     }
 }
