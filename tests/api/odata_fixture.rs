@@ -19,6 +19,9 @@ use serde_json::Value;
 
 use crate::helpers::{fresh_database_url, spawn_host_at, TestApp, BASE_URL};
 
+/// A predicate over fixture rows: which things a query should answer.
+pub type Keep<'a> = &'a dyn Fn(&Thing) -> bool;
+
 /// One row of `things`.
 #[derive(Debug, Clone, Copy)]
 pub struct Thing {
@@ -698,7 +701,7 @@ pub fn assert_is_thing(entity: &Value, t: &Thing) {
     let fields = entity
         .as_object()
         .unwrap_or_else(|| panic!("not an entity: {entity}"));
-    let text = |s: Option<&str>| s.map_or(Value::Null, |s| Value::from(s));
+    let text = |s: Option<&str>| s.map_or(Value::Null, Value::from);
     let int = |n: Option<i64>| n.map_or(Value::Null, Value::from);
     for (name, got) in fields {
         if name.contains('@') || name == "category" || name == "colour" {

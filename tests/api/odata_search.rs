@@ -5,7 +5,7 @@
 use rocket::http::Status;
 
 use crate::helpers::TestApp;
-use crate::odata_fixture::{ids_where, mentions as hits, odata_uri, spawn_fixture, Thing};
+use crate::odata_fixture::{ids_where, mentions as hits, odata_uri, spawn_fixture, Keep, Thing};
 
 /// The ids `Things?$search=<search>` answers.
 async fn searched(app: &TestApp, search: &str) -> Result<Vec<i64>, String> {
@@ -18,7 +18,7 @@ async fn searched(app: &TestApp, search: &str) -> Result<Vec<i64>, String> {
     }
 }
 
-async fn assert_searches(app: &TestApp, cases: &[(&str, &dyn Fn(&Thing) -> bool)]) {
+async fn assert_searches(app: &TestApp, cases: &[(&str, Keep<'_>)]) {
     let mut wrong = Vec::new();
     for (search, keep) in cases {
         let (got, expected) = (searched(app, search).await, Ok(ids_where(keep)));
