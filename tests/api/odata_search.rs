@@ -5,7 +5,7 @@
 use rocket::http::Status;
 
 use crate::helpers::TestApp;
-use crate::odata_fixture::{ids_where, mentions as hits, odata_uri, spawn_fixture, Keep, Thing};
+use crate::odata_fixture::{ids_where, mentions as hits, odata_uri, spawn_fixture, Keep};
 
 /// The ids `Things?$search=<search>` answers.
 async fn searched(app: &TestApp, search: &str) -> Result<Vec<i64>, String> {
