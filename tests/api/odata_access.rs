@@ -583,3 +583,71 @@ async fn signed_in_callers_read_non_public_configured_sets() {
         .await;
     assert_eq!(teams.ids(), [w.beta, w.alpha]);
 }
+
+impl TestApp {
+    /// `last_used_at` of the token whose SHA-256 is `digest`, as epoch seconds.
+    async fn token_used_at(&self, token: &str) -> Option<i64> {
+        let dialect = self.db.dialect();
+        let sql = format!(
+            "SELECT {} AS used FROM personal_access_tokens WHERE token = $1",
+            dialect.epoch_of("last_used_at")
+        );
+        let row = self
+            .db
+            .fetch_optional(
+                sqlx::query(dialect.placeholders(&sql)).bind(gatehouse::domain::sha256_hex(token)),
+            )
+            .await
+            .expect("read token")
+            .expect("token row");
+        sqlx::Row::try_get(&row, "used").expect("used column")
+    }
+
+    /// Sets a column of every token to a moment `seconds` from now.
+    async fn shift_tokens(&self, column: &str, seconds: i64) {
+        let sql = match self.db.dialect() {
+            gatehouse::db::Dialect::Sqlite => format!(
+                "UPDATE personal_access_tokens SET {column} = datetime('now', '{seconds} seconds')"
+            ),
+            _ => format!(
+                "UPDATE personal_access_tokens SET {column} = \
+                 (now() AT TIME ZONE 'UTC') + INTERVAL '{seconds} seconds'"
+            ),
+        };
+        self.db
+            .execute(sqlx::query(&sql))
+            .await
+            .expect("update tokens");
+    }
+}
+
+#[rocket::async_test]
+async fn a_token_records_its_use_at_most_once_a_minute() {
+    let w = world().await;
+    let app = &w.app;
+    let token = app.token_for(w.alice).await;
+    assert_eq!(app.token_used_at(&token).await, None);
+    app.odata_as(&token, "Users", &[]).await.ok();
+    let first = app.token_used_at(&token).await.expect("use recorded");
+    app.shift_tokens("last_used_at", -30).await;
+    let half_a_minute_ago = app.token_used_at(&token).await.expect("shifted");
+    app.odata_as(&token, "Users", &[]).await.ok();
+    assert_eq!(app.token_used_at(&token).await, Some(half_a_minute_ago));
+    app.shift_tokens("last_used_at", -61).await;
+    app.odata_as(&token, "Users", &[]).await.ok();
+    let again = app.token_used_at(&token).await.expect("recorded again");
+    assert!(again >= first, "{again} < {first}");
+}
+
+#[rocket::async_test]
+async fn an_expired_token_is_401() {
+    let w = world().await;
+    let app = &w.app;
+    let token = app.token_for(w.alice).await;
+    app.shift_tokens("expires_at", 3600).await;
+    app.odata_as(&token, "Users", &[]).await.ok();
+    app.shift_tokens("expires_at", -1).await;
+    app.odata_as(&token, "Users", &[])
+        .await
+        .assert_error(Status::Unauthorized, None);
+}
