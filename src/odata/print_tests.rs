@@ -131,3 +131,13 @@ fn question_marks_survive_the_round_trip() {
         );
     }
 }
+
+#[test]
+fn searches_nested_in_expand_print_back_to_themselves() {
+    // Found by fuzzing: a parenthesised search term inside $expand once kept a
+    // ';' that, printed without the parentheses, split the nested options.
+    let raw = "$expand=a($search=x (y\"; z\") w;$expand=b)";
+    let q = parse_query(raw).expect("parses");
+    assert_eq!(parse_query(&q.to_query_string()).as_ref(), Ok(&q));
+    assert!(parse_query("$expand=a($search=x (y;$expand=b))").is_err());
+}

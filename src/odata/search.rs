@@ -55,6 +55,10 @@ fn tokenize(input: &str, option: &str) -> Result<Vec<(Tok, usize)>, ParseError> 
             ' ' | '\t' => {}
             '(' => out.push((Tok::Open, at)),
             ')' => out.push((Tok::Close, at)),
+            ';' => {
+                let msg = "';' separates options; write it inside a \"quoted phrase\"";
+                return Err(ParseError::new(option, at, msg));
+            }
             '"' => {
                 let mut phrase = String::new();
                 loop {
@@ -81,7 +85,7 @@ fn tokenize(input: &str, option: &str) -> Result<Vec<(Tok, usize)>, ParseError> 
             _ => {
                 let mut word = String::from(c);
                 while let Some(&(_, c)) = chars.peek() {
-                    if matches!(c, ' ' | '\t' | '(' | ')' | '"') {
+                    if matches!(c, ' ' | '\t' | '(' | ')' | '"' | ';') {
                         break;
                     }
                     word.push(c);
@@ -259,6 +263,11 @@ mod tests {
             ("a)", 1, "unexpected ')'"),
             ("x \"ab", 2, "unterminated phrase"),
             ("\"  \"", 0, "empty phrase"),
+            (
+                "a;b",
+                1,
+                "';' separates options; write it inside a \"quoted phrase\"",
+            ),
             (
                 "é \"a\\b\"",
                 2,
