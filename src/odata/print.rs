@@ -189,6 +189,8 @@ impl Display for Expr {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
             Expr::Literal(l) => write!(f, "{l}"),
+            // A property called `not` standing alone would read as the operator.
+            Expr::Path(p) if p.segments() == ["not"] => f.write_str("(not)"),
             Expr::Path(p) => write!(f, "{p}"),
             Expr::Binary { op, left, right } => {
                 let p = op.precedence();

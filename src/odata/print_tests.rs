@@ -141,3 +141,23 @@ fn searches_nested_in_expand_print_back_to_themselves() {
     assert_eq!(parse_query(&q.to_query_string()).as_ref(), Ok(&q));
     assert!(parse_query("$expand=a($search=x (y;$expand=b))").is_err());
 }
+
+#[test]
+fn a_property_called_not_prints_as_a_property() {
+    // Found by fuzzing: `(not)` is the property `not`; printed bare it read
+    // as the operator.
+    for raw in [
+        "$filter=(not)",
+        "$filter=(not) eq 1",
+        "$filter=not (not)",
+        "$filter=not/x eq 1",
+    ] {
+        let q = parse_query(raw).expect("parses");
+        let printed = q.to_query_string();
+        assert_eq!(
+            parse_query(&printed).as_ref(),
+            Ok(&q),
+            "{raw} printed as {printed}"
+        );
+    }
+}
