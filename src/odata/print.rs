@@ -212,10 +212,12 @@ impl Display for Expr {
                         f.write_str("not ")?;
                         operand(f, inner, low)
                     }
+                    // `-5` would read back as the literal -5; `- 5` does not,
+                    // and nests no deeper than it was written.
+                    UnaryOp::Neg if matches!(**inner, Expr::Literal(_)) => write!(f, "- {inner}"),
                     UnaryOp::Neg => {
-                        // `-5` would read back as the literal -5.
                         f.write_char('-')?;
-                        operand(f, inner, low || matches!(**inner, Expr::Literal(_)))
+                        operand(f, inner, low)
                     }
                 }
             }

@@ -36,12 +36,13 @@ fn literals_print_canonically() {
 }
 
 #[test]
-fn negated_literals_keep_their_parentheses() {
+fn negated_literals_stay_negations() {
     let e = Expr::Unary {
         op: UnaryOp::Neg,
         operand: Box::new(Expr::Literal(Literal::Int(5))),
     };
-    assert_eq!(e.to_string(), "-(5)");
+    assert_eq!(e.to_string(), "- 5");
+    assert_eq!(parse_filter("- 5").expect("parses"), e);
     assert_eq!(parse_filter("-(5)").expect("parses"), e);
 }
 
@@ -153,6 +154,26 @@ fn a_property_called_not_prints_as_a_property() {
         "$filter=not/x eq 1",
     ] {
         let q = parse_query(raw).expect("parses");
+        let printed = q.to_query_string();
+        assert_eq!(
+            parse_query(&printed).as_ref(),
+            Ok(&q),
+            "{raw} printed as {printed}"
+        );
+    }
+}
+
+#[test]
+fn negated_literals_print_no_deeper_than_written() {
+    // Found by fuzzing: `-(-2)` printed with parentheses nested one level
+    // deeper per minus, past the nesting limit the input stayed within.
+    let minuses = "-".repeat(60);
+    for raw in [
+        format!("$filter=a eq {minuses}2"),
+        "$filter=a eq - -2".into(),
+        "$filter=a eq -(5)".into(),
+    ] {
+        let q = parse_query(&raw).expect("parses");
         let printed = q.to_query_string();
         assert_eq!(
             parse_query(&printed).as_ref(),
