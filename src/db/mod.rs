@@ -7,9 +7,11 @@
 mod dialect;
 mod expressions;
 mod migrate;
+mod reader;
 
 pub use dialect::Dialect;
 pub use expressions::{DatePart, TextValue};
+pub use reader::{ReadError, SqliteReader};
 
 use std::time::Duration;
 
@@ -24,6 +26,7 @@ use sqlx::{Any, AnyPool, Executor};
 pub struct Db {
     pool: AnyPool,
     dialect: Dialect,
+    reader: Option<SqliteReader>,
 }
 
 /// Database failures. Never shown to a client: callers map them to a generic
@@ -55,7 +58,15 @@ impl Db {
             });
         }
         let pool = options.connect(url).await?;
-        Ok(Self { pool, dialect })
+        let reader = match dialect {
+            Dialect::Sqlite => SqliteReader::for_url(url),
+            _ => None,
+        };
+        Ok(Self {
+            pool,
+            dialect,
+            reader,
+        })
     }
 
     /// Runs the migration set of this dialect.
@@ -66,6 +77,11 @@ impl Db {
     /// The SQL dialect of this database.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// The read pool of plain SQLite connections, for a SQLite file.
+    pub fn sqlite_reader(&self) -> Option<&SqliteReader> {
+        self.reader.as_ref()
     }
 
     /// The underlying pool.

@@ -6,7 +6,7 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use super::expansion::{attach, internal_types, key_type, plan};
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
-use super::rows::{scalar, stream, Entity, Layout};
+use super::rows::{run, scalar, BodySink, Entity, EntitySink, Layout};
 use super::values::write_str;
 use super::{scoped, Service};
 use crate::db::{Db, Dialect};
@@ -137,7 +137,7 @@ impl<'m> Ctx<'m> {
                 Some(&self.scopes),
                 self.dialect(),
             )?;
-            let n = scalar(self.db, &sql).await?;
+            let n = scalar(self.db, sql).await?;
             body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
         }
         body.extend_from_slice(b",\"value\":[");
@@ -185,26 +185,22 @@ impl<'m> Ctx<'m> {
             internal_types(&expansions),
             None,
         );
-        let mut delivered = 0u64;
         if expansions.is_empty() {
-            let more = stream(self.db, &sql, page.size, |row| {
-                if delivered > 0 {
-                    body.push(b',');
-                }
-                delivered += 1;
-                layout.write_open(body, row)?;
-                body.push(b'}');
-                Ok(())
-            })
-            .await?;
-            return Ok((delivered, more));
+            let sink = BodySink {
+                layout,
+                body: std::mem::take(body),
+                delivered: 0,
+            };
+            let (sink, more) = run(self.db, sql, page.size, sink).await?;
+            *body = sink.body;
+            return Ok((sink.delivered, more));
         }
-        let mut entities: Vec<Entity> = Vec::new();
-        let more = stream(self.db, &sql, page.size, |row| {
-            entities.push(layout.entity(row)?);
-            Ok(())
-        })
-        .await?;
+        let sink = EntitySink {
+            layout,
+            entities: Vec::new(),
+        };
+        let (sink, more) = run(self.db, sql, page.size, sink).await?;
+        let mut entities = sink.entities;
         attach(self, set, &expansions, &mut entities).await?;
         for (i, entity) in entities.iter().enumerate() {
             if i > 0 {
@@ -251,7 +247,7 @@ impl<'m> Ctx<'m> {
             Some(&self.scopes),
             self.dialect(),
         )?;
-        let n = scalar(self.db, &sql).await?;
+        let n = scalar(self.db, sql).await?;
         let mut reply = Reply::json(n.to_string().into_bytes());
         reply.content_type = rocket::http::ContentType::Plain;
         Ok(reply)
@@ -344,12 +340,12 @@ impl<'m> Ctx<'m> {
             types,
             None,
         );
-        let mut found = None;
-        stream(self.db, &sql, 1, |row| {
-            found = Some(layout.entity(row)?);
-            Ok(())
-        })
-        .await?;
+        let sink = EntitySink {
+            layout,
+            entities: Vec::new(),
+        };
+        let (sink, _) = run(self.db, sql, 1, sink).await?;
+        let found = sink.entities.into_iter().next();
         Ok(found)
     }
 }

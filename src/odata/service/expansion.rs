@@ -9,11 +9,10 @@ use std::collections::{HashMap, HashSet};
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use sqlx::Row;
 
 use super::answer::Ctx;
 use super::reply::ODataError;
-use super::rows::{all, stream, Entity, Layout};
+use super::rows::{run, CountSink, Entity, EntitySink, Layout};
 use super::scoped;
 use super::values::write_str;
 use crate::odata::fetch::{count_per_value, fetch_query, Fetch, Restriction};
@@ -139,19 +138,13 @@ async fn load<'m, 'q>(
         internal_types(&nested),
         parent_type,
     );
-    let mut children = Vec::new();
-    let more = if per_value {
-        for row in all(ctx.db, &sql).await? {
-            children.push(layout.entity(&row)?);
-        }
-        false
-    } else {
-        stream(ctx.db, &sql, page.size, |row| {
-            children.push(layout.entity(row)?);
-            Ok(())
-        })
-        .await?
+    let sink = EntitySink {
+        layout,
+        entities: Vec::new(),
     };
+    let limit = if per_value { u64::MAX } else { page.size };
+    let (sink, more) = run(ctx.db, sql, limit, sink).await?;
+    let mut children = sink.entities;
     attach(ctx, e.target, &nested, &mut children).await?;
     Ok((children, more))
 }
@@ -293,13 +286,15 @@ async fn counts(
         ctx.dialect(),
     )?;
     let parent_type = key_type(set);
-    let mut counts = HashMap::new();
-    for row in all(ctx.db, &sql).await? {
-        let key = super::values::key_literal(&row, 0, parent_type)?;
-        let n: i64 = row.try_get(1)?;
-        if let Some(key) = key {
-            counts.insert(key.to_string(), n);
-        }
-    }
+    let sink = CountSink {
+        key_type: parent_type,
+        counts: Vec::new(),
+    };
+    let (sink, _) = run(ctx.db, sql, u64::MAX, sink).await?;
+    let counts = sink
+        .counts
+        .into_iter()
+        .filter_map(|(key, n)| Some((key?.to_string(), n)))
+        .collect();
     Ok(counts)
 }

@@ -170,6 +170,12 @@ impl From<sqlx::Error> for ODataError {
     }
 }
 
+impl From<crate::db::ReadError> for ODataError {
+    fn from(e: crate::db::ReadError) -> ODataError {
+        ODataError::internal(&e)
+    }
+}
+
 impl<'r> Responder<'r, 'static> for ODataError {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
         let mut error = json!({ "code": self.code, "message": self.message });

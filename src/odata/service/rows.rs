@@ -1,14 +1,77 @@
-//! Reading rows of a fetch statement into entity JSON, as they stream from
-//! the database: each row is written out at once and dropped, so memory
-//! follows the page, never the table.
+//! Running a statement and handing its rows, as they arrive, to a [`Sink`]
+//! that writes them out at once: memory follows the page, never the table.
+//!
+//! On a SQLite file the rows are read on a blocking thread through the plain
+//! SQLite read pool, straight from SQLite's buffers; on other engines they
+//! stream from sqlx. Either way a sink sees [`Cells`], so the JSON writing is
+//! the same code.
 
 use futures::TryStreamExt;
-use sqlx::any::AnyRow;
+use sqlx::any::{AnyRow, AnyTypeInfoKind};
+use sqlx::{Row, ValueRef};
 
 use super::reply::ODataError;
 use super::values::{key_literal, write_str, write_value};
-use crate::db::Db;
+use crate::db::{Db, ReadError};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
+
+/// One value of a row, borrowed from the driver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell<'a> {
+    /// SQL null.
+    Null,
+    /// A boolean (engines with a boolean type).
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Real(f64),
+    /// Text.
+    Text(&'a str),
+    /// Bytes.
+    Blob(&'a [u8]),
+}
+
+/// A row whose columns are read by position.
+pub trait Cells {
+    /// Column `i`.
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError>;
+}
+
+impl Cells for AnyRow {
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        Ok(match self.try_get_raw(i)?.type_info().kind() {
+            AnyTypeInfoKind::Null => Cell::Null,
+            AnyTypeInfoKind::Bool => Cell::Bool(self.try_get(i)?),
+            AnyTypeInfoKind::SmallInt | AnyTypeInfoKind::Integer | AnyTypeInfoKind::BigInt => {
+                Cell::Int(self.try_get(i)?)
+            }
+            AnyTypeInfoKind::Real | AnyTypeInfoKind::Double => Cell::Real(self.try_get(i)?),
+            AnyTypeInfoKind::Text => Cell::Text(self.try_get(i)?),
+            AnyTypeInfoKind::Blob => Cell::Blob(self.try_get(i)?),
+        })
+    }
+}
+
+impl Cells for rusqlite::Row<'_> {
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        use rusqlite::types::ValueRef as V;
+        let value = self.get_ref(i).map_err(ReadError::from)?;
+        Ok(match value {
+            V::Null => Cell::Null,
+            V::Integer(n) => Cell::Int(n),
+            V::Real(x) => Cell::Real(x),
+            V::Text(bytes) => std::str::from_utf8(bytes).map_or(Cell::Blob(bytes), Cell::Text),
+            V::Blob(bytes) => Cell::Blob(bytes),
+        })
+    }
+}
+
+/// Consumes the rows of one statement.
+pub trait Sink: Send + 'static {
+    /// Takes the next row.
+    fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError>;
+}
 
 /// An entity being written: its JSON object without the closing brace (so
 /// expansions can still be appended), its key and the foreign keys its
@@ -26,8 +89,9 @@ pub struct Entity {
 }
 
 /// How to turn a row of one fetch statement into JSON.
-pub struct Layout<'m> {
-    properties: Vec<&'m Property>,
+#[derive(Debug, Clone)]
+pub struct Layout {
+    types: Vec<EdmType>,
     /// `"name":` per property, escaped once.
     names: Vec<Vec<u8>>,
     key_index: usize,
@@ -38,15 +102,15 @@ pub struct Layout<'m> {
     parent: Option<EdmType>,
 }
 
-impl<'m> Layout<'m> {
+impl Layout {
     /// The layout of a fetch selecting `properties` (which include the key
     /// named `key`), then columns of `internal` types, then `__parent`.
     pub fn new(
-        properties: Vec<&'m Property>,
+        properties: Vec<&Property>,
         key: &str,
         internal: Vec<EdmType>,
         parent: Option<EdmType>,
-    ) -> Layout<'m> {
+    ) -> Layout {
         let names = properties
             .iter()
             .map(|p| {
@@ -61,7 +125,7 @@ impl<'m> Layout<'m> {
             .get(key_index)
             .map_or(EdmType::Int64, |p| p.edm_type);
         Layout {
-            properties,
+            types: properties.iter().map(|p| p.edm_type).collect(),
             names,
             key_index,
             key_type,
@@ -71,32 +135,34 @@ impl<'m> Layout<'m> {
     }
 
     /// Writes `row`'s properties as an open JSON object onto `out`.
-    pub fn write_open(&self, out: &mut Vec<u8>, row: &AnyRow) -> Result<(), sqlx::Error> {
+    pub fn write_open(&self, out: &mut Vec<u8>, row: &dyn Cells) -> Result<(), ODataError> {
         out.push(b'{');
-        for (i, (p, name)) in self.properties.iter().zip(&self.names).enumerate() {
+        for (i, (ty, name)) in self.types.iter().zip(&self.names).enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             out.extend_from_slice(name);
-            write_value(out, row, i, p.edm_type)?;
+            write_value(out, row.cell(i)?, *ty);
         }
         Ok(())
     }
 
     /// The whole entity of `row`, kept open for expansions.
-    pub fn entity(&self, row: &AnyRow) -> Result<Entity, sqlx::Error> {
+    pub fn entity(&self, row: &dyn Cells) -> Result<Entity, ODataError> {
         let mut json = Vec::with_capacity(128);
         self.write_open(&mut json, row)?;
-        let key = key_literal(row, self.key_index, self.key_type)?.unwrap_or(Literal::Null);
-        let first = self.properties.len();
+        let key = key_literal(row.cell(self.key_index)?, self.key_type).unwrap_or(Literal::Null);
+        let first = self.types.len();
         let internal = self
             .internal
             .iter()
             .enumerate()
-            .map(|(i, ty)| key_literal(row, first + i, *ty))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|(i, ty)| Ok(key_literal(row.cell(first + i)?, *ty)))
+            .collect::<Result<Vec<_>, ODataError>>()?;
         let parent = match self.parent {
-            Some(ty) => key_literal(row, first + self.internal.len(), ty)?.map(|l| l.to_string()),
+            Some(ty) => {
+                key_literal(row.cell(first + self.internal.len())?, ty).map(|l| l.to_string())
+            }
             None => None,
         };
         Ok(Entity {
@@ -108,40 +174,96 @@ impl<'m> Layout<'m> {
     }
 }
 
-/// Runs `sql` and hands each row to `each` as it arrives; stops reading
-/// after `limit` rows and answers whether another row followed.
-pub async fn stream(
-    db: &Db,
-    sql: &Sql,
-    limit: u64,
-    mut each: impl FnMut(&AnyRow) -> Result<(), sqlx::Error>,
-) -> Result<bool, ODataError> {
-    let mut rows = bound(sql).fetch(db.pool());
-    let mut seen = 0u64;
-    while let Some(row) = rows.try_next().await? {
-        if seen == limit {
-            return Ok(true);
-        }
-        each(&row)?;
-        seen += 1;
-    }
-    Ok(false)
+/// Writes each row as a closed JSON object onto a body, comma-separated.
+pub struct BodySink {
+    /// How rows become JSON.
+    pub layout: Layout,
+    /// The body written so far.
+    pub body: Vec<u8>,
+    /// Rows written.
+    pub delivered: u64,
 }
 
-/// Runs `sql` and collects every row (for statements whose size the caller
-/// bounds, such as per-parent pages and counts).
-pub async fn all(db: &Db, sql: &Sql) -> Result<Vec<AnyRow>, ODataError> {
-    Ok(bound(sql).fetch_all(db.pool()).await?)
+impl Sink for BodySink {
+    fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError> {
+        if self.delivered > 0 {
+            self.body.push(b',');
+        }
+        self.layout.write_open(&mut self.body, row)?;
+        self.body.push(b'}');
+        self.delivered += 1;
+        Ok(())
+    }
+}
+
+/// Keeps each row as an open [`Entity`].
+pub struct EntitySink {
+    /// How rows become JSON.
+    pub layout: Layout,
+    /// The entities read so far.
+    pub entities: Vec<Entity>,
+}
+
+impl Sink for EntitySink {
+    fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError> {
+        let entity = self.layout.entity(row)?;
+        self.entities.push(entity);
+        Ok(())
+    }
+}
+
+/// Keeps `(key, count)` rows: the first column read as a key of `key_type`,
+/// the second as an integer.
+pub struct CountSink {
+    /// The type of the first column.
+    pub key_type: EdmType,
+    /// The rows read so far; a lone count has key `None`.
+    pub counts: Vec<(Option<Literal>, i64)>,
+}
+
+impl Sink for CountSink {
+    fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError> {
+        let (key, n) = match (row.cell(0)?, row.cell(1)) {
+            (Cell::Int(n), Err(_)) => (None, Cell::Int(n)),
+            (key, n) => (key_literal(key, self.key_type), n?),
+        };
+        let Cell::Int(n) = n else {
+            return Err(ODataError::internal(&"a count that is not an integer"));
+        };
+        self.counts.push((key, n));
+        Ok(())
+    }
+}
+
+/// Runs `sql`, handing each row to `sink`; stops reading after `limit` rows
+/// and answers the sink and whether another row followed.
+pub async fn run<S: Sink>(db: &Db, sql: Sql, limit: u64, sink: S) -> Result<(S, bool), ODataError> {
+    match db.sqlite_reader() {
+        Some(reader) => {
+            reader
+                .read(move |conn| read_sqlite(conn, &sql, limit, sink))
+                .await
+        }
+        None => read_sqlx(db, &sql, limit, sink).await,
+    }
 }
 
 /// The single integer `sql` answers (a count).
-pub async fn scalar(db: &Db, sql: &Sql) -> Result<i64, ODataError> {
-    use sqlx::Row;
-    let row = bound(sql).fetch_one(db.pool()).await?;
-    Ok(row.try_get::<i64, _>(0)?)
+pub async fn scalar(db: &Db, sql: Sql) -> Result<i64, ODataError> {
+    let sink = CountSink {
+        key_type: EdmType::Int64,
+        counts: Vec::new(),
+    };
+    let (sink, _) = run(db, sql, 1, sink).await?;
+    Ok(sink.counts.first().map_or(0, |(_, n)| *n))
 }
 
-fn bound(sql: &Sql) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+async fn read_sqlx<S: Sink>(
+    db: &Db,
+    sql: &Sql,
+    limit: u64,
+    mut sink: S,
+) -> Result<(S, bool), ODataError> {
     let mut q = sqlx::query(&sql.text);
     for bind in &sql.binds {
         q = match bind {
@@ -152,5 +274,47 @@ fn bound(sql: &Sql) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments
             Bind::Double(d) => q.bind(*d),
         };
     }
-    q
+    let mut rows = q.fetch(db.pool());
+    let mut seen = 0u64;
+    while let Some(row) = rows.try_next().await? {
+        if seen == limit {
+            return Ok((sink, true));
+        }
+        sink.row(&row)?;
+        seen += 1;
+    }
+    Ok((sink, false))
+}
+
+fn read_sqlite<S: Sink>(
+    conn: &rusqlite::Connection,
+    sql: &Sql,
+    limit: u64,
+    mut sink: S,
+) -> Result<(S, bool), ODataError> {
+    let mut stmt = conn.prepare_cached(&sql.text).map_err(ReadError::from)?;
+    for (n, bind) in sql.binds.iter().enumerate() {
+        let at = stmt.parameter_index(&format!("${}", n + 1));
+        let Some(at) = at.map_err(ReadError::from)? else {
+            continue;
+        };
+        let bound = match bind {
+            Bind::Null => stmt.raw_bind_parameter(at, rusqlite::types::Null),
+            Bind::Bool(b) => stmt.raw_bind_parameter(at, i64::from(*b)),
+            Bind::Int(i) => stmt.raw_bind_parameter(at, *i),
+            Bind::Text(t) | Bind::Decimal(t) => stmt.raw_bind_parameter(at, t.as_str()),
+            Bind::Double(d) => stmt.raw_bind_parameter(at, *d),
+        };
+        bound.map_err(ReadError::from)?;
+    }
+    let mut rows = stmt.raw_query();
+    let mut seen = 0u64;
+    while let Some(row) = rows.next().map_err(ReadError::from)? {
+        if seen == limit {
+            return Ok((sink, true));
+        }
+        sink.row(row)?;
+        seen += 1;
+    }
+    Ok((sink, false))
 }

@@ -4,44 +4,30 @@
 
 use std::io::Write;
 
-use sqlx::any::{AnyRow, AnyTypeInfoKind};
-use sqlx::{Row, ValueRef};
+use super::rows::Cell;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{Date, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
 use crate::odata::{EdmType, Guid, Literal};
 
-/// Writes column `i` of `row`, a property of type `edm`, as a JSON value.
-pub fn write_value(
-    out: &mut Vec<u8>,
-    row: &AnyRow,
-    i: usize,
-    edm: EdmType,
-) -> Result<(), sqlx::Error> {
-    let kind = row.try_get_raw(i)?.type_info().kind();
-    match kind {
-        AnyTypeInfoKind::Null => out.extend_from_slice(b"null"),
-        AnyTypeInfoKind::Bool => write_bool(out, row.try_get::<bool, _>(i)?),
-        AnyTypeInfoKind::SmallInt | AnyTypeInfoKind::Integer | AnyTypeInfoKind::BigInt => {
-            let n = row.try_get::<i64, _>(i)?;
-            match edm {
-                EdmType::Boolean => write_bool(out, n != 0),
-                EdmType::String => write_str(out, &n.to_string()),
-                _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-            }
-        }
-        AnyTypeInfoKind::Real | AnyTypeInfoKind::Double => {
-            let x = row.try_get::<f64, _>(i)?;
-            match edm {
-                EdmType::String => write_str(out, &x.to_string()),
-                _ => write_double(out, x),
-            }
-        }
-        AnyTypeInfoKind::Text => write_text(out, &row.try_get::<String, _>(i)?, edm),
-        AnyTypeInfoKind::Blob => write_str(out, &hex::encode(row.try_get::<Vec<u8>, _>(i)?)),
+/// Writes one cell, a property of type `edm`, as a JSON value.
+pub fn write_value(out: &mut Vec<u8>, cell: Cell<'_>, edm: EdmType) {
+    match cell {
+        Cell::Null => out.extend_from_slice(b"null"),
+        Cell::Bool(b) => write_bool(out, b),
+        Cell::Int(n) => match edm {
+            EdmType::Boolean => write_bool(out, n != 0),
+            EdmType::String => write_str(out, itoa::Buffer::new().format(n)),
+            _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        },
+        Cell::Real(x) => match edm {
+            EdmType::String => write_str(out, &x.to_string()),
+            _ => write_double(out, x),
+        },
+        Cell::Text(text) => write_text(out, text, edm),
+        Cell::Blob(bytes) => write_str(out, &hex::encode(bytes)),
     }
-    Ok(())
 }
 
 fn write_bool(out: &mut Vec<u8>, b: bool) {
@@ -189,25 +175,22 @@ pub fn rfc3339(t: OffsetDateTime) -> String {
     s
 }
 
-/// Column `i` of `row` as a key literal (integers, text, GUIDs), for
-/// restricting related rows; `None` when null.
-pub fn key_literal(row: &AnyRow, i: usize, edm: EdmType) -> Result<Option<Literal>, sqlx::Error> {
-    let kind = row.try_get_raw(i)?.type_info().kind();
-    Ok(match kind {
-        AnyTypeInfoKind::Null => None,
-        AnyTypeInfoKind::SmallInt | AnyTypeInfoKind::Integer | AnyTypeInfoKind::BigInt => {
-            Some(Literal::Int(row.try_get::<i64, _>(i)?))
-        }
-        _ => {
-            let text = row.try_get::<String, _>(i)?;
-            match edm {
-                EdmType::Guid => u128::from_str_radix(&text.replace('-', ""), 16)
-                    .ok()
-                    .map(|g| Literal::Guid(Guid(g))),
-                _ => Some(Literal::String(text)),
-            }
-        }
-    })
+/// A cell as a key literal (integers, text, GUIDs), for restricting
+/// related rows; `None` when null.
+pub fn key_literal(cell: Cell<'_>, edm: EdmType) -> Option<Literal> {
+    match cell {
+        Cell::Null => None,
+        Cell::Int(n) => Some(Literal::Int(n)),
+        Cell::Bool(b) => Some(Literal::Boolean(b)),
+        Cell::Real(x) => Some(Literal::Double(x)),
+        Cell::Text(text) => match edm {
+            EdmType::Guid => u128::from_str_radix(&text.replace('-', ""), 16)
+                .ok()
+                .map(|g| Literal::Guid(Guid(g))),
+            _ => Some(Literal::String(text.to_owned())),
+        },
+        Cell::Blob(bytes) => Some(Literal::String(hex::encode(bytes))),
+    }
 }
 
 #[cfg(test)]

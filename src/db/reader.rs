@@ -1,0 +1,73 @@
+//! A pool of plain SQLite connections for the hot read path of `/odata`.
+//!
+//! sqlx's SQLite driver hands every row through a worker thread and copies
+//! each value; for pages of hundreds of rows that copying is most of a
+//! request's cost. These connections are read by the OData service on
+//! blocking threads, straight from SQLite's own buffers. Writes, migrations
+//! and every other query stay on the sqlx pool; both open the same file, which
+//! WAL mode lets readers and the writer share.
+
+use std::time::Duration;
+
+use deadpool_sqlite::{Config, Pool, Runtime};
+use sqlx::sqlite::SqliteConnectOptions;
+
+/// The read pool over one SQLite file.
+#[derive(Clone)]
+pub struct SqliteReader {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for SqliteReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteReader").finish_non_exhaustive()
+    }
+}
+
+/// A failure of the read pool or of SQLite itself.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// SQLite refused the statement or failed while running it.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// No connection could be had, or the blocking task failed.
+    #[error("sqlite read pool: {0}")]
+    Pool(String),
+}
+
+impl SqliteReader {
+    /// A pool over the file `url` names; `None` for an in-memory database,
+    /// which other connections cannot see.
+    pub fn for_url(url: &str) -> Option<SqliteReader> {
+        let options: SqliteConnectOptions = url.parse().ok()?;
+        let path = options.get_filename();
+        if path.as_os_str().is_empty() || path.to_string_lossy().contains(":memory:") {
+            return None;
+        }
+        let pool = Config::new(path).create_pool(Runtime::Tokio1).ok()?;
+        Some(SqliteReader { pool })
+    }
+
+    /// Runs `read` with a connection on a blocking thread.
+    pub async fn read<R, E>(
+        &self,
+        read: impl FnOnce(&rusqlite::Connection) -> Result<R, E> + Send + 'static,
+    ) -> Result<R, E>
+    where
+        R: Send + 'static,
+        E: From<ReadError> + Send + 'static,
+    {
+        let conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| E::from(ReadError::Pool(e.to_string())))?;
+        conn.interact(move |conn| {
+            conn.busy_timeout(Duration::from_secs(10))
+                .map_err(|e| E::from(ReadError::from(e)))?;
+            read(conn)
+        })
+        .await
+        .map_err(|e| E::from(ReadError::Pool(e.to_string())))?
+    }
+}
