@@ -11,7 +11,7 @@ mod reader;
 
 pub use dialect::Dialect;
 pub use expressions::{DatePart, TextValue};
-pub use reader::{ReadError, SqliteReader};
+pub use reader::{bind_numbered, ReadError, SqliteReader};
 
 use std::time::Duration;
 

@@ -71,3 +71,25 @@ impl SqliteReader {
         .map_err(|e| E::from(ReadError::Pool(e.to_string())))?
     }
 }
+
+/// Binds `binds` to a statement written with numbered `$n` placeholders:
+/// `binds[i]` to `$(i+1)`, wherever (and however often) it appears.
+pub fn bind_numbered(
+    stmt: &mut rusqlite::Statement<'_>,
+    binds: &[crate::odata::Bind],
+) -> Result<(), rusqlite::Error> {
+    use crate::odata::Bind;
+    for (n, bind) in binds.iter().enumerate() {
+        let Some(at) = stmt.parameter_index(&format!("${}", n + 1))? else {
+            continue;
+        };
+        match bind {
+            Bind::Null => stmt.raw_bind_parameter(at, rusqlite::types::Null)?,
+            Bind::Bool(b) => stmt.raw_bind_parameter(at, i64::from(*b))?,
+            Bind::Int(i) => stmt.raw_bind_parameter(at, *i)?,
+            Bind::Text(t) | Bind::Decimal(t) => stmt.raw_bind_parameter(at, t.as_str())?,
+            Bind::Double(d) => stmt.raw_bind_parameter(at, *d)?,
+        }
+    }
+    Ok(())
+}

@@ -12,7 +12,7 @@ use sqlx::{Row, ValueRef};
 
 use super::reply::ODataError;
 use super::values::{key_literal, write_str, write_value};
-use crate::db::{Db, ReadError};
+use crate::db::{bind_numbered, Db, ReadError};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// One value of a row, borrowed from the driver.
@@ -293,20 +293,7 @@ fn read_sqlite<S: Sink>(
     mut sink: S,
 ) -> Result<(S, bool), ODataError> {
     let mut stmt = conn.prepare_cached(&sql.text).map_err(ReadError::from)?;
-    for (n, bind) in sql.binds.iter().enumerate() {
-        let at = stmt.parameter_index(&format!("${}", n + 1));
-        let Some(at) = at.map_err(ReadError::from)? else {
-            continue;
-        };
-        let bound = match bind {
-            Bind::Null => stmt.raw_bind_parameter(at, rusqlite::types::Null),
-            Bind::Bool(b) => stmt.raw_bind_parameter(at, i64::from(*b)),
-            Bind::Int(i) => stmt.raw_bind_parameter(at, *i),
-            Bind::Text(t) | Bind::Decimal(t) => stmt.raw_bind_parameter(at, t.as_str()),
-            Bind::Double(d) => stmt.raw_bind_parameter(at, *d),
-        };
-        bound.map_err(ReadError::from)?;
-    }
+    bind_numbered(&mut stmt, &sql.binds).map_err(ReadError::from)?;
     let mut rows = stmt.raw_query();
     let mut seen = 0u64;
     while let Some(row) = rows.next().map_err(ReadError::from)? {
