@@ -171,7 +171,7 @@ pub(crate) fn where_with<'m>(
 ) -> Result<(), QueryError> {
     let mut conditions: Vec<String> = extra.into_iter().collect();
     if let Some(filter) = &query.filter {
-        conditions.push(w.expr(filter)?.sql);
+        conditions.push(w.condition(filter)?.sql);
     }
     if let Some(search) = &query.search {
         conditions.push(search_condition(w, search));

@@ -43,6 +43,11 @@ pub(crate) struct Writer<'m> {
     target: &'static str,
     scopes: Option<&'m Scopes>,
     in_scope: bool,
+    /// Whether the expression being rendered only ever filters rows (a
+    /// chain of `and`/`or` at the top of a `WHERE`): there a null condition
+    /// drops the row just as false does, so comparisons need no null guard
+    /// and stay usable by indexes.
+    positive: bool,
 }
 
 impl<'m> Writer<'m> {
@@ -58,7 +63,16 @@ impl<'m> Writer<'m> {
             target: "$filter",
             scopes: None,
             in_scope: false,
+            positive: false,
         }
+    }
+
+    /// Renders a condition that filters rows (a `WHERE` clause's part).
+    pub fn condition(&mut self, expr: &'m Expr) -> Result<Frag, QueryError> {
+        self.positive = true;
+        let frag = self.expr(expr);
+        self.positive = false;
+        frag
     }
 
     /// Also confines every other set a path or lambda reaches to the rows
@@ -224,11 +238,17 @@ impl<'m> Writer<'m> {
                 self.path_value(&r)
             }
             Expr::Binary { op, left, right } => {
-                let (l, r) = (self.expr(left)?, self.expr(right)?);
-                self.binary(*op, l, r)
+                let node = self.positive;
+                self.positive = node && matches!(op, BinaryOp::And | BinaryOp::Or);
+                let (l, r) = (self.expr(left), self.expr(right));
+                self.positive = node;
+                self.binary(*op, l?, r?)
             }
             Expr::Unary { op, operand } => {
-                let f = self.expr(operand)?;
+                let node = std::mem::replace(&mut self.positive, false);
+                let f = self.expr(operand);
+                self.positive = node;
+                let f = f?;
                 let sql = match op {
                     UnaryOp::Not => format!("(NOT {})", f.sql),
                     UnaryOp::Neg => format!("(-{})", f.sql),
@@ -237,11 +257,13 @@ impl<'m> Writer<'m> {
             }
             Expr::In { operand, list } => self.in_list(operand, list),
             Expr::Call { function, args } => {
+                let node = std::mem::replace(&mut self.positive, false);
                 let args = args
                     .iter()
                     .map(|a| self.expr(a))
-                    .collect::<Result<Vec<_>, _>>()?;
-                self.call(*function, args)
+                    .collect::<Result<Vec<_>, _>>();
+                self.positive = node;
+                self.call(*function, args?)
             }
             Expr::Lambda {
                 collection,
@@ -276,7 +298,10 @@ impl<'m> Writer<'m> {
                     None => format!("EXISTS ({from})"),
                     Some(p) => {
                         self.vars.push((&p.variable, to, a));
+                        let node = self.positive;
+                        self.positive = *quantifier == Quantifier::Any;
                         let body = self.expr(&p.body);
+                        self.positive = node;
                         self.vars.pop();
                         let body = body?.sql;
                         match quantifier {
@@ -366,7 +391,11 @@ impl<'m> Writer<'m> {
         };
         let b = &r.sql;
         let nullable = l.nullable || r.nullable;
+        // Where only true keeps a row, `x = 3` may be null for a null `x`:
+        // the row goes either way, and the plain form can use an index.
+        let guarded = nullable && !self.positive;
         let symbol = match op {
+            BinaryOp::Eq if self.positive && !(l.nullable && r.nullable) => "=",
             BinaryOp::Eq if nullable => return boolean(self.dialect.null_safe_eq(&a, b)),
             BinaryOp::Ne if nullable => return boolean(self.dialect.null_safe_ne(&a, b)),
             BinaryOp::Eq => "=",
@@ -376,15 +405,18 @@ impl<'m> Writer<'m> {
             BinaryOp::Lt => "<",
             _ => "<=",
         };
-        boolean(false_if_null(format!("({a} {symbol} {b})"), nullable))
+        boolean(false_if_null(format!("({a} {symbol} {b})"), guarded))
     }
 
     fn in_list(&mut self, operand: &'m Expr, list: &'m [Expr]) -> Result<Frag, QueryError> {
-        let o = self.expr(operand)?;
+        let node = std::mem::replace(&mut self.positive, false);
+        let o = self.expr(operand);
         let items = list
             .iter()
             .map(|e| self.expr(e))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>();
+        self.positive = node;
+        let (o, items) = (o?, items?);
         for item in &items {
             binary_type(BinaryOp::Eq, o.ty, item.ty).map_err(|m| self.mismatch(m))?;
         }

@@ -319,7 +319,7 @@ fn lambdas_become_exists_subqueries() {
         ),
         concat!(
             r#"EXISTS (SELECT 1 FROM "users" AS "t1" WHERE "t1"."org_id" = "t0"."org_id" AND "#,
-            r#"EXISTS (SELECT 1 FROM "posts" AS "t2" WHERE "t2"."author_id" = "t1"."id" AND COALESCE(("t2"."likes" > "t0"."age"), FALSE)))"#
+            r#"EXISTS (SELECT 1 FROM "posts" AS "t2" WHERE "t2"."author_id" = "t1"."id" AND ("t2"."likes" > "t0"."age")))"#
         )
     );
 }
@@ -355,4 +355,41 @@ fn every_function_renders_on_every_engine() {
             assert!(!sql.is_empty(), "{f}");
         }
     }
+}
+
+#[test]
+fn row_filters_drop_null_guards_only_where_null_acts_as_false() {
+    let m = model();
+    let users = m.find("Users").expect("fixture");
+    let page = |q: &str| {
+        let q = crate::odata::parse_query(q).expect("parses");
+        crate::odata::page_query(
+            &m,
+            users,
+            &q,
+            crate::odata::Page { offset: 0, size: 1 },
+            Postgres,
+        )
+        .expect("fits")
+        .text
+    };
+    let plain = page("$filter=age gt 3 and email eq 'a' or age le 1");
+    assert!(
+        plain.contains(
+            r#"WHERE ((("t0"."age" > $1) AND ("t0"."email" = $2)) OR ("t0"."age" <= $3))"#
+        ),
+        "{plain}"
+    );
+    let negated = page("$filter=not (age gt 3)");
+    assert!(
+        negated.contains(r#"(NOT COALESCE(("t0"."age" > $1), FALSE))"#),
+        "{negated}"
+    );
+    let ne = page("$filter=age ne 3");
+    assert!(ne.contains("IS DISTINCT FROM"), "{ne}");
+    let both_nullable = page("$filter=age eq weight");
+    assert!(
+        both_nullable.contains("IS NOT DISTINCT FROM"),
+        "{both_nullable}"
+    );
 }
