@@ -1,5 +1,22 @@
 //! `gatehouse`: the reference host and its command line.
 
 fn main() -> std::process::ExitCode {
+    limit_allocator_arenas();
     gatehouse::host::cli::main()
+}
+
+/// glibc gives each thread that allocates its own arena (up to eight per
+/// core) and keeps what a thread frees there for reuse by that arena alone;
+/// with OData pages built on blocking threads that holds many idle copies of
+/// large buffers. Two arenas and a fixed threshold above which buffers are
+/// mapped (and unmapped when freed) keep the resident size near what is in
+/// use.
+fn limit_allocator_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only adjusts allocator tuning; it is called before any
+    // other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
 }

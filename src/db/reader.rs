@@ -44,7 +44,12 @@ impl SqliteReader {
         if path.as_os_str().is_empty() || path.to_string_lossy().contains(":memory:") {
             return None;
         }
-        let pool = Config::new(path).create_pool(Runtime::Tokio1).ok()?;
+        // Two readers per core keep the cores busy; more would only hold
+        // more page caches.
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        let mut config = Config::new(path);
+        config.pool = Some(deadpool_sqlite::PoolConfig::new(2 * cores));
+        let pool = config.create_pool(Runtime::Tokio1).ok()?;
         Some(SqliteReader { pool })
     }
 

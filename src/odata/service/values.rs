@@ -68,6 +68,11 @@ fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
             "0" | "f" | "false" | "FALSE" => write_bool(out, false),
             _ => write_str(out, text),
         },
+        EdmType::DateTimeOffset if is_written_as_output(text) => {
+            out.push(b'"');
+            out.extend_from_slice(text.as_bytes());
+            out.push(b'"');
+        }
         EdmType::DateTimeOffset => match instant(text) {
             Some(t) => write_str(out, &rfc3339(t)),
             None => write_str(out, text),
@@ -76,6 +81,40 @@ fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
         EdmType::Guid => write_str(out, &text.to_ascii_lowercase()),
         _ => write_str(out, text),
     }
+}
+
+/// Whether a stored instant is already spelled as [`rfc3339`] writes it
+/// (`YYYY-MM-DDTHH:MM:SS[.f]Z`, no trailing zero in the fraction), so it can
+/// be copied as it is. Values out of range fail both ways alike: as stored.
+fn is_written_as_output(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    if b.len() < 20 || b[b.len() - 1] != b'Z' {
+        return false;
+    }
+    let shape = digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    let fraction = &b[19..b.len() - 1];
+    shape
+        && match fraction.split_first() {
+            None => true,
+            Some((b'.', f)) => {
+                !f.is_empty()
+                    && f.len() <= 9
+                    && f.iter().all(u8::is_ascii_digit)
+                    && f.last() != Some(&b'0')
+            }
+            Some(_) => false,
+        }
 }
 
 fn is_date(s: &str) -> bool {
@@ -227,6 +266,31 @@ mod tests {
         assert_eq!(z("2024-01-02").as_deref(), Some("2024-01-02T00:00:00Z"));
         assert_eq!(z("yesterday"), None);
         assert_eq!(z("2024-01-02 25:00:00"), None);
+    }
+
+    #[test]
+    fn instants_already_in_output_form_are_copied_and_others_rewritten() {
+        for same in ["2024-01-02T03:04:05Z", "2024-01-02T03:04:05.25Z"] {
+            assert!(is_written_as_output(same), "{same}");
+        }
+        for other in [
+            "2024-01-02T03:04:05.250Z",
+            "2024-01-02 03:04:05Z",
+            "2024-01-02T03:04:05+00:00",
+            "2024-01-02T03:04:05.Z",
+            "x024-01-02T03:04:05Z",
+        ] {
+            assert!(!is_written_as_output(other), "{other}");
+            let mut out = Vec::new();
+            write_text(&mut out, other, EdmType::DateTimeOffset);
+            let written = String::from_utf8(out).unwrap();
+            let canonical = instant(other).map(|t| format!("\"{}\"", rfc3339(t)));
+            assert_eq!(
+                Some(written),
+                canonical.or(Some(format!("\"{other}\""))),
+                "{other}"
+            );
+        }
     }
 
     #[test]
