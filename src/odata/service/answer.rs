@@ -6,7 +6,7 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use super::expansion::{attach, internal_types, key_type, plan};
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
-use super::rows::{run, scalar, BodySink, Entity, EntitySink, Layout};
+use super::rows::{run, run_counted, scalar, BodySink, Entity, EntitySink, Layout, VALUE_OPEN};
 use super::values::write_str;
 use super::{scoped, Service};
 use crate::db::{Db, Dialect};
@@ -16,7 +16,7 @@ use crate::odata::model::{EdmType, EntitySet, NavigationKind};
 use crate::odata::paging::{next_link, PagePlan};
 use crate::odata::query::{Literal, Path, Query, Select};
 use crate::odata::scope::{Caller, Scopes};
-use crate::odata::sql::{selected_properties, Page};
+use crate::odata::sql::{selected_properties, Page, Sql};
 
 /// Characters escaped in a key written into a URL path.
 const KEY_IN_PATH: &AsciiSet = &CONTROLS
@@ -127,28 +127,32 @@ impl<'m> Ctx<'m> {
             &mut body,
             &self.context(&context_fragment(&set.name, query)),
         );
-        if query.count {
+        let count = if query.count {
             let scoped = scoped(set, &self.caller, query);
-            let sql = count_restricted(
+            Some(count_restricted(
                 &self.service.model,
                 set,
                 &scoped,
                 source.restriction.as_ref(),
                 Some(&self.scopes),
                 self.dialect(),
-            )?;
-            let n = scalar(self.db, sql).await?;
-            body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
-        }
-        body.extend_from_slice(b",\"value\":[");
+            )?)
+        } else {
+            None
+        };
         let (delivered, more) = if plan.rows == 0 {
+            if let Some(count) = count {
+                let n = scalar(self.db, count).await?;
+                body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
+            }
+            body.extend_from_slice(VALUE_OPEN);
             (0, false)
         } else {
             let page = Page {
                 offset: plan.offset,
                 size: plan.rows,
             };
-            self.rows(source, query, page, &mut body).await?
+            self.rows(source, query, page, count, &mut body).await?
         };
         body.push(b']');
         if let Some(link) = next_link(&self.service.origin, &source.path, query, delivered, more) {
@@ -159,13 +163,15 @@ impl<'m> Ctx<'m> {
         Ok(Reply::json(body))
     }
 
-    /// Writes the page's entities, comma-separated, onto `body`; answers how
-    /// many were written and whether more rows remain.
+    /// Writes `count`'s answer (when given) and the page's entities as
+    /// `,"@odata.count":n,"value":[…` onto `body`; answers how many entities
+    /// were written and whether more rows remain.
     async fn rows(
         &self,
         source: &Source<'m>,
         query: &Query,
         page: Page,
+        count: Option<Sql>,
         body: &mut Vec<u8>,
     ) -> Result<(u64, bool), ODataError> {
         let set = source.set;
@@ -190,16 +196,19 @@ impl<'m> Ctx<'m> {
                 layout,
                 body: std::mem::take(body),
                 delivered: 0,
+                opened: false,
             };
-            let (sink, more) = run(self.db, sql, page.size, sink).await?;
+            let (mut sink, more) = run_counted(self.db, count, sql, page.size, sink).await?;
+            sink.open();
             *body = sink.body;
             return Ok((sink.delivered, more));
         }
-        let sink = EntitySink {
-            layout,
-            entities: Vec::new(),
-        };
-        let (sink, more) = run(self.db, sql, page.size, sink).await?;
+        let sink = EntitySink::new(layout);
+        let (sink, more) = run_counted(self.db, count, sql, page.size, sink).await?;
+        if let Some(n) = sink.count {
+            body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
+        }
+        body.extend_from_slice(VALUE_OPEN);
         let mut entities = sink.entities;
         attach(self, set, &expansions, &mut entities).await?;
         for (i, entity) in entities.iter().enumerate() {
@@ -219,7 +228,13 @@ impl<'m> Ctx<'m> {
         (single.top, single.skip, single.count) = (None, None, false);
         let mut body = Vec::new();
         let (found, _) = self
-            .rows(source, &single, Page { offset: 0, size: 1 }, &mut body)
+            .rows(
+                source,
+                &single,
+                Page { offset: 0, size: 1 },
+                None,
+                &mut body,
+            )
             .await?;
         if found == 0 {
             return Err(ODataError::not_found(format!(
@@ -232,7 +247,9 @@ impl<'m> Ctx<'m> {
         let fragment = format!("{}/$entity", context_fragment(&set.name, query));
         write_str(&mut out, &self.context(&fragment));
         out.push(b',');
-        out.extend_from_slice(&body[1..]);
+        // `,"value":[{` then the entity's properties.
+        let properties = body.strip_prefix(VALUE_OPEN).unwrap_or(&body);
+        out.extend_from_slice(properties.get(1..).unwrap_or_default());
         Ok(Reply::json(out))
     }
 
@@ -340,10 +357,7 @@ impl<'m> Ctx<'m> {
             types,
             None,
         );
-        let sink = EntitySink {
-            layout,
-            entities: Vec::new(),
-        };
+        let sink = EntitySink::new(layout);
         let (sink, _) = run(self.db, sql, 1, sink).await?;
         let found = sink.entities.into_iter().next();
         Ok(found)

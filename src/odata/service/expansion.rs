@@ -138,10 +138,7 @@ async fn load<'m, 'q>(
         internal_types(&nested),
         parent_type,
     );
-    let sink = EntitySink {
-        layout,
-        entities: Vec::new(),
-    };
+    let sink = EntitySink::new(layout);
     let limit = if per_value { u64::MAX } else { page.size };
     let (sink, more) = run(ctx.db, sql, limit, sink).await?;
     let mut children = sink.entities;

@@ -51,10 +51,14 @@ impl<'r> Responder<'r, 'static> for Reply {
         if let Some(applied) = self.preference_applied {
             response.header(Header::new("Preference-Applied", applied));
         }
+        let size = self.body.len();
         if self.status != Status::NoContent {
-            response.sized_body(self.body.len(), std::io::Cursor::new(self.body));
+            response.sized_body(size, std::io::Cursor::new(self.body));
         }
-        response.ok()
+        let mut response = response.finalize();
+        // One write of the whole page instead of 4 KiB pieces.
+        response.set_max_chunk_size(size.max(rocket::response::Body::DEFAULT_MAX_CHUNK));
+        Ok(response)
     }
 }
 

@@ -71,6 +71,9 @@ impl Cells for rusqlite::Row<'_> {
 pub trait Sink: Send + 'static {
     /// Takes the next row.
     fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError>;
+
+    /// Takes the collection's count, before any row.
+    fn count(&mut self, _n: i64) {}
 }
 
 /// An entity being written: its JSON object without the closing brace (so
@@ -174,7 +177,8 @@ impl Layout {
     }
 }
 
-/// Writes each row as a closed JSON object onto a body, comma-separated.
+/// Writes `,"@odata.count":n` when given a count, then `,"value":[` and
+/// each row as a closed JSON object, comma-separated, onto a body.
 pub struct BodySink {
     /// How rows become JSON.
     pub layout: Layout,
@@ -182,10 +186,29 @@ pub struct BodySink {
     pub body: Vec<u8>,
     /// Rows written.
     pub delivered: u64,
+    /// Whether `,"value":[` is written.
+    pub opened: bool,
+}
+
+impl BodySink {
+    /// Writes `,"value":[` unless written.
+    pub fn open(&mut self) {
+        if !self.opened {
+            self.body.extend_from_slice(VALUE_OPEN);
+            self.opened = true;
+        }
+    }
 }
 
 impl Sink for BodySink {
+    fn count(&mut self, n: i64) {
+        self.body.extend_from_slice(b",\"@odata.count\":");
+        self.body
+            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+
     fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError> {
+        self.open();
         if self.delivered > 0 {
             self.body.push(b',');
         }
@@ -196,15 +219,35 @@ impl Sink for BodySink {
     }
 }
 
+/// What opens a collection's entities in a response body.
+pub const VALUE_OPEN: &[u8] = b",\"value\":[";
+
 /// Keeps each row as an open [`Entity`].
 pub struct EntitySink {
     /// How rows become JSON.
     pub layout: Layout,
     /// The entities read so far.
     pub entities: Vec<Entity>,
+    /// The collection's count, when one was run first.
+    pub count: Option<i64>,
+}
+
+impl EntitySink {
+    /// A sink writing rows by `layout`.
+    pub fn new(layout: Layout) -> EntitySink {
+        EntitySink {
+            layout,
+            entities: Vec::new(),
+            count: None,
+        }
+    }
 }
 
 impl Sink for EntitySink {
+    fn count(&mut self, n: i64) {
+        self.count = Some(n);
+    }
+
     fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError> {
         let entity = self.layout.entity(row)?;
         self.entities.push(entity);
@@ -238,24 +281,58 @@ impl Sink for CountSink {
 /// Runs `sql`, handing each row to `sink`; stops reading after `limit` rows
 /// and answers the sink and whether another row followed.
 pub async fn run<S: Sink>(db: &Db, sql: Sql, limit: u64, sink: S) -> Result<(S, bool), ODataError> {
+    run_counted(db, None, sql, limit, sink).await
+}
+
+/// As [`run`], first handing the sink the integer `count` answers, on the
+/// same connection and (on SQLite) the same trip to a blocking thread.
+pub async fn run_counted<S: Sink>(
+    db: &Db,
+    count: Option<Sql>,
+    sql: Sql,
+    limit: u64,
+    mut sink: S,
+) -> Result<(S, bool), ODataError> {
     match db.sqlite_reader() {
         Some(reader) => {
             reader
-                .read(move |conn| read_sqlite(conn, &sql, limit, sink))
+                .read(move |conn| {
+                    if let Some(count) = &count {
+                        let n = read_sqlite(conn, count, 1, counter())?.0.total();
+                        sink.count(n);
+                    }
+                    read_sqlite(conn, &sql, limit, sink)
+                })
                 .await
         }
-        None => read_sqlx(db, &sql, limit, sink).await,
+        None => {
+            if let Some(count) = &count {
+                let n = read_sqlx(db, count, 1, counter()).await?.0.total();
+                sink.count(n);
+            }
+            read_sqlx(db, &sql, limit, sink).await
+        }
+    }
+}
+
+fn counter() -> CountSink {
+    CountSink {
+        key_type: EdmType::Int64,
+        counts: Vec::new(),
+    }
+}
+
+impl CountSink {
+    /// The lone count read.
+    fn total(&self) -> i64 {
+        self.counts.first().map_or(0, |(_, n)| *n)
     }
 }
 
 /// The single integer `sql` answers (a count).
 pub async fn scalar(db: &Db, sql: Sql) -> Result<i64, ODataError> {
-    let sink = CountSink {
-        key_type: EdmType::Int64,
-        counts: Vec::new(),
-    };
-    let (sink, _) = run(db, sql, 1, sink).await?;
-    Ok(sink.counts.first().map_or(0, |(_, n)| *n))
+    let (sink, _) = run(db, sql, 1, counter()).await?;
+    Ok(sink.total())
 }
 
 async fn read_sqlx<S: Sink>(
