@@ -273,3 +273,54 @@ async fn login_throttle_counts_failures_on_every_instance() {
         assert_eq!(body["retry_after"], json!(retry_after), "{body}");
     }
 }
+
+/// Asks `server` to stop (SIGTERM) and answers how it exited.
+fn terminate(server: &mut Server) -> std::process::ExitStatus {
+    // SAFETY: kill only sends a signal to our own child process.
+    let sent = unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(sent, 0, "SIGTERM to instance {}", server.name);
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        if let Some(status) = server.child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "instance {} still running after SIGTERM\n{}",
+            server.name,
+            server.logs()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_answered_odata_stops_cleanly_on_sigterm() {
+    let db = database_with_user("stop@example.org").await;
+    let created = cli(
+        &db,
+        &["token", "create", "stop@example.org", "--name", "t"],
+        None,
+    );
+    created.assert_success();
+    let token = created
+        .stdout
+        .lines()
+        .last()
+        .expect("token line")
+        .trim()
+        .to_owned();
+    let http = http_client();
+    let mut server = Server::spawn(&db, "S");
+    server.wait_ready(&http).await;
+    let answer = http
+        .get(server.url("/odata/Users"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("a page of users");
+    assert_eq!(answer.status(), StatusCode::OK, "{}", server.logs());
+    let status = terminate(&mut server);
+    assert!(status.success(), "exit {status}\n{}", server.logs());
+    assert!(!server.logs().contains("panicked"), "{}", server.logs());
+}

@@ -15,7 +15,20 @@ use sqlx::sqlite::SqliteConnectOptions;
 /// The read pool over one SQLite file.
 #[derive(Clone)]
 pub struct SqliteReader {
-    pool: Pool,
+    pool: std::sync::Arc<Connections>,
+}
+
+/// The pool itself. Its connections close on blocking threads of the Tokio
+/// runtime; when the last handle goes after the runtime has stopped (a host
+/// dropping its Rocket at exit), they are left to the process's end instead.
+struct Connections(Option<Pool>);
+
+impl Drop for Connections {
+    fn drop(&mut self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            std::mem::forget(self.0.take());
+        }
+    }
 }
 
 impl std::fmt::Debug for SqliteReader {
@@ -50,7 +63,9 @@ impl SqliteReader {
         let mut config = Config::new(path);
         config.pool = Some(deadpool_sqlite::PoolConfig::new(2 * cores));
         let pool = config.create_pool(Runtime::Tokio1).ok()?;
-        Some(SqliteReader { pool })
+        Some(SqliteReader {
+            pool: std::sync::Arc::new(Connections(Some(pool))),
+        })
     }
 
     /// Runs `read` with a connection on a blocking thread.
@@ -62,8 +77,12 @@ impl SqliteReader {
         R: Send + 'static,
         E: From<ReadError> + Send + 'static,
     {
-        let conn = self
+        let pool = self
             .pool
+            .0
+            .as_ref()
+            .ok_or_else(|| E::from(ReadError::Pool("closed".into())))?;
+        let conn = pool
             .get()
             .await
             .map_err(|e| E::from(ReadError::Pool(e.to_string())))?;

@@ -113,8 +113,16 @@ fn fail(e: CliError) -> ExitCode {
 
 fn serve() -> ExitCode {
     init_tracing();
-    match rocket::execute(super::rocket(rocket::Config::figment()).launch()) {
-        Ok(_) => ExitCode::SUCCESS,
+    // The stopped server is dropped while the runtime still runs: its
+    // database pools close their connections on the runtime's threads.
+    let served = rocket::execute(async {
+        super::rocket(rocket::Config::figment())
+            .launch()
+            .await
+            .map(drop)
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: the server could not start: {e}");
             ExitCode::FAILURE
