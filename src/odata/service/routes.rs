@@ -138,7 +138,12 @@ async fn resource(
                 match (collection, path.count) {
                     (true, true) => ctx.count(&source, &query).await?,
                     (true, false) => ctx.collection(&source, &query).await?,
-                    (false, _) => ctx.entity(&source, &query).await?,
+                    (false, false) => ctx.entity(&source, &query).await?,
+                    (false, true) => {
+                        return Err(ODataError::not_found(format!(
+                            "'{nav}' is a single entity; it has no $count"
+                        )))
+                    }
                 }
             }
             (None, _) => {
