@@ -284,7 +284,7 @@ async fn counts(
     )?;
     let parent_type = key_type(set);
     let sink = CountSink {
-        key_type: parent_type,
+        key_type: Some(parent_type),
         counts: Vec::new(),
     };
     let (sink, _) = run(ctx.db, sql, u64::MAX, sink).await?;

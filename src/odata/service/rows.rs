@@ -255,20 +255,20 @@ impl Sink for EntitySink {
     }
 }
 
-/// Keeps `(key, count)` rows: the first column read as a key of `key_type`,
-/// the second as an integer.
+/// Keeps counts: rows of `(key, count)` when `key_type` is given (counts per
+/// parent), else rows of a lone count.
 pub struct CountSink {
-    /// The type of the first column.
-    pub key_type: EdmType,
+    /// The type of the key column, for counts per parent.
+    pub key_type: Option<EdmType>,
     /// The rows read so far; a lone count has key `None`.
     pub counts: Vec<(Option<Literal>, i64)>,
 }
 
 impl Sink for CountSink {
     fn row(&mut self, row: &dyn Cells) -> Result<(), ODataError> {
-        let (key, n) = match (row.cell(0)?, row.cell(1)) {
-            (Cell::Int(n), Err(_)) => (None, Cell::Int(n)),
-            (key, n) => (key_literal(key, self.key_type), n?),
+        let (key, n) = match self.key_type {
+            Some(ty) => (key_literal(row.cell(0)?, ty), row.cell(1)?),
+            None => (None, row.cell(0)?),
         };
         let Cell::Int(n) = n else {
             return Err(ODataError::internal(&"a count that is not an integer"));
@@ -317,7 +317,7 @@ pub async fn run_counted<S: Sink>(
 
 fn counter() -> CountSink {
     CountSink {
-        key_type: EdmType::Int64,
+        key_type: None,
         counts: Vec::new(),
     }
 }
