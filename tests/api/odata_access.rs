@@ -9,11 +9,10 @@
 use gatehouse::domain::SecretToken;
 use rocket::figment::providers::{Format, Toml};
 use rocket::http::Status;
-use serde_json::Value;
 use sqlx::Row;
 
 use crate::helpers::{spawn_app, spawn_app_with, TestApp, PASSWORD};
-use crate::odata_fixture::{id_of, keys_of, odata_uri, spawn_fixture, spawn_fixture_with, Answer};
+use crate::odata_fixture::{ids, keys_of, odata_uri, spawn_fixture, spawn_fixture_with, Answer};
 
 /// A set of the host's own configuration over `organisations`, without a
 /// scope, whose `people` lead into the scoped `Users`.
@@ -120,15 +119,6 @@ async fn world() -> World {
         bob,
         dave,
     }
-}
-
-fn ids(items: &Value) -> Vec<i64> {
-    items
-        .as_array()
-        .unwrap_or_else(|| panic!("not a collection: {items}"))
-        .iter()
-        .map(id_of)
-        .collect()
 }
 
 #[rocket::async_test]

@@ -8,18 +8,9 @@ use serde_json::Value;
 
 use crate::helpers::{TestApp, BASE_URL};
 use crate::odata_fixture::{
-    assert_is_thing, category_of, colour_of, id_of, ids_where, items_of, keys_of, odata_uri,
+    assert_is_thing, category_of, colour_of, id_of, ids, ids_where, items_of, keys_of, odata_uri,
     ordered_ids, spawn_fixture, spawn_fixture_with, thing, CATEGORIES, COLOURS, THINGS,
 };
-
-fn ids(items: &Value) -> Vec<i64> {
-    items
-        .as_array()
-        .unwrap_or_else(|| panic!("not a collection: {items}"))
-        .iter()
-        .map(id_of)
-        .collect()
-}
 
 async fn get(app: &TestApp, resource: &str, options: &[(&str, &str)]) -> Value {
     let answer = app.get_uri(&odata_uri(resource, options), &[]).await;

@@ -557,6 +557,16 @@ pub fn id_of(entity: &Value) -> i64 {
         .unwrap_or_else(|| panic!("entity without an integer id: {entity}"))
 }
 
+/// The `id`s of a JSON array of entities, in order.
+pub fn ids(items: &Value) -> Vec<i64> {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("not a collection: {items}"))
+        .iter()
+        .map(id_of)
+        .collect()
+}
+
 /// The property names of an entity, sorted.
 pub fn keys_of(entity: &Value) -> BTreeSet<String> {
     entity
