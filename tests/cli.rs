@@ -5,6 +5,7 @@ mod common;
 
 use argon2::{Argon2, PasswordHash, PasswordVerifier};
 use common::{add_user, cli, count, gatehouse, run, user_row, TestDb, PASSWORD, TABLES};
+use gatehouse::db::TextColumn;
 use gatehouse::domain::sha256_hex;
 use sqlx::Row;
 
@@ -362,7 +363,7 @@ async fn token_create_prints_the_token_once_and_stores_only_its_sha256() {
         .unwrap()
         .expect("token row");
     let stored: String = row.try_get("token").unwrap();
-    let name: String = row.try_get("name").unwrap();
+    let name = row.text("name").unwrap().expect("a name");
     let owner: i64 = row.try_get("tokenable_id").unwrap();
     assert_eq!(stored, sha256_hex(token), "the row holds the SHA-256 hex");
     assert_ne!(stored, token, "the token itself is not stored");

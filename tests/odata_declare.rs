@@ -3,8 +3,8 @@
 //! declaration refused with the key that holds it.
 //!
 //! Each test runs on a fresh SQLite file and, when
-//! `GATEHOUSE_TEST_DATABASE_URL` names a PostgreSQL server, on a fresh schema
-//! there too. In CI that variable must be set.
+//! `GATEHOUSE_TEST_DATABASE_URL` names a PostgreSQL or MySQL/MariaDB server,
+//! on a fresh schema or database there too. CI runs it with each server.
 
 mod common;
 
@@ -21,10 +21,10 @@ use tempfile::TempDir;
 struct Engine {
     db: Db,
     _sqlite: Option<TempDir>,
-    _postgres: Option<common::TestDb>,
+    _server: Option<common::TestDb>,
 }
 
-/// A fresh SQLite database, and a fresh PostgreSQL schema when one is configured.
+/// A fresh SQLite database, and a fresh one on the configured server.
 async fn engines() -> Vec<Engine> {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!(
@@ -35,27 +35,27 @@ async fn engines() -> Vec<Engine> {
     let mut engines = vec![Engine {
         db: sqlite,
         _sqlite: Some(dir),
-        _postgres: None,
+        _server: None,
     }];
-    if postgres_configured() {
-        let schema = common::TestDb::new().await;
+    if server_configured() {
+        let database = common::TestDb::new().await;
         engines.push(Engine {
-            db: schema.connect().await,
+            db: database.connect().await,
             _sqlite: None,
-            _postgres: Some(schema),
+            _server: Some(database),
         });
     }
     engines
 }
 
-/// Whether this run also covers PostgreSQL. The suite runs once on SQLite
-/// and once with `GATEHOUSE_TEST_DATABASE_URL` set (CI does both), so
+/// Whether this run also covers a server. The suite runs once on SQLite and
+/// once per server with `GATEHOUSE_TEST_DATABASE_URL` set (CI does each), so
 /// without the variable these tests cover SQLite only.
-fn postgres_configured() -> bool {
-    if std::env::var("GATEHOUSE_TEST_DATABASE_URL").is_ok_and(|url| !url.is_empty()) {
+fn server_configured() -> bool {
+    if common::server_url().is_some() {
         return true;
     }
-    eprintln!("PostgreSQL not covered in this run: GATEHOUSE_TEST_DATABASE_URL is not set");
+    eprintln!("no server covered in this run: GATEHOUSE_TEST_DATABASE_URL is not set");
     false
 }
 
@@ -195,7 +195,37 @@ fn typed_table(dialect: Dialect) -> (&'static str, Vec<(&'static str, EdmType, b
                 ("doc", String, true),
             ],
         ),
-        Dialect::MySql => unreachable!("MySQL is not under test here"),
+        Dialect::MySql => (
+            "CREATE TABLE typed (id INT AUTO_INCREMENT PRIMARY KEY, small SMALLINT NOT NULL, \
+             tiny TINYINT, flag BOOLEAN, mid MEDIUMINT, whole INT, counter INT UNSIGNED, \
+             big BIGINT, huge BIGINT UNSIGNED, price DECIMAL(10, 2), ratio DOUBLE, \
+             real_value FLOAT, born DATE, seen DATETIME(3), stamped TIMESTAMP NULL, \
+             opens TIME, code CHAR(36), name VARCHAR(100), notes TEXT, doc LONGTEXT, \
+             data BLOB)",
+            vec![
+                ("id", Int32, false),
+                ("small", Int16, false),
+                ("tiny", Int16, true),
+                ("flag", Boolean, true),
+                ("mid", Int32, true),
+                ("whole", Int32, true),
+                ("counter", Int64, true),
+                ("big", Int64, true),
+                ("huge", Int64, true),
+                ("price", Decimal, true),
+                ("ratio", Double, true),
+                ("real_value", Double, true),
+                ("born", Date, true),
+                ("seen", DateTimeOffset, true),
+                ("stamped", DateTimeOffset, true),
+                ("opens", TimeOfDay, true),
+                ("code", String, true),
+                ("name", String, true),
+                ("notes", String, true),
+                ("doc", String, true),
+                ("data", String, true),
+            ],
+        ),
     }
 }
 
@@ -436,8 +466,11 @@ async fn navigation_named_like_an_exposed_column_is_refused() {
 async fn column_that_is_not_an_odata_identifier_must_be_excluded() {
     for engine in engines().await {
         let dialect = engine.db.dialect();
-        let ddl = "CREATE TABLE odd (id INTEGER PRIMARY KEY, \"order date\" DATE)";
-        create(&engine.db, &[ddl]).await;
+        let ddl = format!(
+            "CREATE TABLE odd (id INTEGER PRIMARY KEY, {} DATE)",
+            dialect.quote("order date")
+        );
+        create(&engine.db, &[&ddl]).await;
         let refused = declared_sets(&engine.db, &sets("[odata.sets.Odd]\ntable = 'odd'")).await;
         let error = refused.expect_err(&format!("{dialect:?}: a column called `order date`"));
         assert_eq!(error.key, "odata.sets.Odd.exclude", "{dialect:?}: {error}");

@@ -54,23 +54,41 @@ impl Throttle {
         let now = unix_now();
         let window_end = now + i64::from(self.window_seconds);
         let d = self.db.dialect();
-        let sql = format!(
+        let upsert = format!(
             "INSERT INTO gatehouse_throttle (throttle_key, hits, expires_at) VALUES ($1, 1, $2) \
              {} hits = CASE WHEN gatehouse_throttle.expires_at <= $3 \
                  THEN 1 ELSE gatehouse_throttle.hits + 1 END, \
              expires_at = CASE WHEN gatehouse_throttle.expires_at <= $4 \
-                 THEN {} ELSE gatehouse_throttle.expires_at END \
-             RETURNING hits, expires_at",
+                 THEN {} ELSE gatehouse_throttle.expires_at END",
             d.upsert("throttle_key"),
             d.excluded("expires_at"),
         );
-        let row = sqlx::query(d.placeholders(&sql))
+        let returning = format!("{upsert} RETURNING hits, expires_at");
+        let counted = |sql| {
+            sqlx::query(sql)
+                .bind(key.to_owned())
+                .bind(window_end)
+                .bind(now)
+                .bind(now)
+        };
+        let row = if d.has_returning() {
+            counted(d.placeholders(&returning))
+                .fetch_one(self.db.pool())
+                .await?
+        } else {
+            // The upsert locks the row until commit, so the read sees this
+            // attempt's count and no other instance's in between.
+            let mut tx = self.db.pool().begin().await?;
+            counted(d.placeholders(&upsert)).execute(&mut *tx).await?;
+            let row = sqlx::query(d.placeholders(
+                "SELECT hits, expires_at FROM gatehouse_throttle WHERE throttle_key = $1",
+            ))
             .bind(key.to_owned())
-            .bind(window_end)
-            .bind(now)
-            .bind(now)
-            .fetch_one(self.db.pool())
+            .fetch_one(&mut *tx)
             .await?;
+            tx.commit().await?;
+            row
+        };
         let hits: i64 = row.try_get("hits")?;
         let expires_at: i64 = row.try_get("expires_at")?;
         let limit = i64::from(self.limit);

@@ -31,11 +31,17 @@ fn record(row: sqlx::any::AnyRow) -> Result<UserRecord, DbError> {
 
 /// Finds a user by address, ignoring case.
 pub async fn find_by_email(db: &Db, email: &Email) -> Result<Option<UserRecord>, DbError> {
-    let sql = format!("SELECT {COLUMNS} FROM users WHERE lower(email) = $1");
-    db.fetch_optional(sqlx::query(db.dialect().placeholders(&sql)).bind(email.as_str().to_owned()))
-        .await?
-        .map(record)
-        .transpose()
+    let sql = format!(
+        "SELECT {COLUMNS} FROM users WHERE {}",
+        db.dialect().email_matches("$1")
+    );
+    // MySQL binds by position: `$1` is bound as often as it occurs.
+    let (sql, order) = db.dialect().positional(&sql);
+    let mut query = sqlx::query(&sql);
+    for _ in 0..order.map_or(1, |uses| uses.len()) {
+        query = query.bind(email.as_str().to_owned());
+    }
+    db.fetch_optional(query).await?.map(record).transpose()
 }
 
 /// Finds a user by id.

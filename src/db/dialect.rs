@@ -76,6 +76,33 @@ impl Dialect {
         }
     }
 
+    /// Whether `INSERT … RETURNING` is available (MySQL has none; MariaDB's
+    /// does not return the row an `ON DUPLICATE KEY UPDATE` changed).
+    pub fn has_returning(self) -> bool {
+        self != Self::MySql
+    }
+
+    /// Whether a blob read through sqlx's `Any` driver holds text: MySQL
+    /// reports its long character types (`TEXT`, and long `CAST(… AS CHAR)`
+    /// results) as blobs, and the OData service casts every string to `CHAR`.
+    pub fn blobs_are_text(self) -> bool {
+        self == Self::MySql
+    }
+
+    /// The condition finding the user whose address is `placeholder` (an
+    /// already lower-cased address), ignoring case. SQLite and PostgreSQL
+    /// index `lower(email)`; MySQL and MariaDB cannot index that expression,
+    /// but their `email` column compares without case under every default
+    /// collation (and Laravel's), so its unique index finds the row, and
+    /// `lower(email)` then rejects what such a collation merely thinks equal
+    /// (`é` and `e`).
+    pub fn email_matches(self, placeholder: &str) -> String {
+        match self {
+            Self::MySql => format!("email = {placeholder} AND lower(email) = {placeholder}"),
+            _ => format!("lower(email) = {placeholder}"),
+        }
+    }
+
     /// How an upsert refers to the value the insert proposed for `column`.
     pub fn excluded(self, column: &str) -> String {
         match self {

@@ -348,9 +348,13 @@ impl Dialect {
             (Self::Postgres, Decimal | Date | DateTimeOffset | TimeOfDay | Guid) => {
                 format!("CAST({column} AS TEXT)")
             }
-            (Self::MySql, Decimal | Date | DateTimeOffset | TimeOfDay) => {
+            // sqlx reads MySQL's TEXT as bytes and cannot read TINYINT,
+            // MEDIUMINT, DECIMAL or the date and time types: ask for text
+            // and 64-bit integers, which the service writes out by type.
+            (Self::MySql, String | Decimal | Date | DateTimeOffset | TimeOfDay | Guid) => {
                 format!("CAST({column} AS CHAR)")
             }
+            (Self::MySql, Boolean | Int16 | Int32 | Int64) => format!("CAST({column} AS SIGNED)"),
             _ => column.to_owned(),
         }
     }

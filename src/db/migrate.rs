@@ -6,16 +6,13 @@ use super::{Db, Dialect};
 
 static SQLITE: Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES: Migrator = sqlx::migrate!("migrations/postgres");
+static MYSQL: Migrator = sqlx::migrate!("migrations/mysql");
 
 pub(super) async fn run(db: &Db) -> Result<(), MigrateError> {
     let migrator = match db.dialect() {
         Dialect::Sqlite => &SQLITE,
         Dialect::Postgres => &POSTGRES,
-        Dialect::MySql => {
-            return Err(MigrateError::Source(
-                "MySQL/MariaDB is not supported yet".into(),
-            ))
-        }
+        Dialect::MySql => &MYSQL,
     };
     migrator.run(db.pool()).await
 }

@@ -15,9 +15,9 @@ pub use reader::{bind_numbered, ReadError, SqliteReader};
 
 use std::time::Duration;
 
-use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
 use sqlx::query::Query;
-use sqlx::{Any, AnyPool, Executor};
+use sqlx::{Any, AnyPool, Executor, Row, ValueRef};
 
 /// A handle to the `main` database: a pool and the dialect spoken by it.
 ///
@@ -112,5 +112,29 @@ impl Db {
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<u64, DbError> {
         Ok(query.execute(&self.pool).await?.rows_affected())
+    }
+}
+
+/// Reads a text column of a row on every engine.
+pub trait TextColumn {
+    /// The text in `column`, or `None` for SQL null. MySQL's `TEXT` types
+    /// reach sqlx's `Any` driver as bytes; they are read as UTF-8 here (see
+    /// [`Dialect::blobs_are_text`]).
+    fn text(&self, column: &str) -> Result<Option<String>, DbError>;
+}
+
+impl TextColumn for AnyRow {
+    fn text(&self, column: &str) -> Result<Option<String>, DbError> {
+        let raw = self.try_get_raw(column)?;
+        if raw.is_null() {
+            return Ok(None);
+        }
+        if raw.type_info().kind() != AnyTypeInfoKind::Blob {
+            return self.try_get(column).map(Some);
+        }
+        let bytes: Vec<u8> = self.try_get(column)?;
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| sqlx::Error::Decode(e.into()))
     }
 }

@@ -49,21 +49,33 @@ pub struct OrgHandler;
 async fn create(db: &Db, user: &AuthUser, org: &OrgSetupRequest) -> Result<(), DbError> {
     let d = db.dialect();
     let mut tx = db.pool().begin().await?;
-    let sql = format!(
-        "INSERT INTO organisations (name, legal_form, company_size, function, billing_email, \
-         marketing_consent, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, {now}, {now}) RETURNING id",
+    let insert = format!(
+        "INSERT INTO organisations (name, legal_form, company_size, {function}, billing_email, \
+         marketing_consent, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, {now}, {now})",
+        function = d.quote("function"),
         now = d.now_utc()
     );
-    let row = sqlx::query(d.placeholders(&sql))
-        .bind(org.org_name.clone())
-        .bind(org.legal_form.code())
-        .bind(org.company_size.as_str())
-        .bind(org.function.as_str())
-        .bind(org.billing_email.as_ref().map(|e| e.as_str().to_owned()))
-        .bind(org.marketing_consent)
-        .fetch_one(&mut *tx)
-        .await?;
-    let id: i64 = row.try_get("id")?;
+    let returning = format!("{insert} RETURNING id");
+    let organisation = |sql| {
+        sqlx::query(sql)
+            .bind(org.org_name.clone())
+            .bind(org.legal_form.code())
+            .bind(org.company_size.as_str())
+            .bind(org.function.as_str())
+            .bind(org.billing_email.as_ref().map(|e| e.as_str().to_owned()))
+            .bind(org.marketing_consent)
+    };
+    let id: i64 = if d.has_returning() {
+        organisation(d.placeholders(&returning))
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("id")?
+    } else {
+        let done = organisation(d.placeholders(&insert))
+            .execute(&mut *tx)
+            .await?;
+        done.last_insert_id().ok_or(sqlx::Error::RowNotFound)?
+    };
     sqlx::query(
         d.placeholders("INSERT INTO organisation_user (organisation_id, user_id) VALUES ($1, $2)"),
     )

@@ -48,7 +48,9 @@ fn page_query_selects_orders_and_limits() {
     let sql = page(MySql, "$select=age,name&$orderby=age,id", 0, 200);
     assert_eq!(
         sql.text,
-        "SELECT `t0`.`id` AS `id`, `t0`.`display_name` AS `name`, `t0`.`age` AS `age` FROM `users` AS `t0` ORDER BY `t0`.`age` ASC, `t0`.`id` ASC LIMIT ? OFFSET ?"
+        "SELECT CAST(`t0`.`id` AS SIGNED) AS `id`, CAST(`t0`.`display_name` AS CHAR) AS `name`, \
+         CAST(`t0`.`age` AS SIGNED) AS `age` FROM `users` AS `t0` \
+         ORDER BY `t0`.`age` ASC, `t0`.`id` ASC LIMIT ? OFFSET ?"
     );
     assert_eq!(sql.binds, [Bind::Int(201), Bind::Int(0)]);
     let sql = page(Sqlite, "$orderby=id desc,age", 0, u64::MAX);

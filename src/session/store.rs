@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, TextColumn};
 
 /// A stored session as read back.
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ pub async fn find(db: &Db, id_hash: &str) -> Result<Option<StoredSession>, DbErr
     row.map(|row| {
         Ok(StoredSession {
             user_id: row.try_get("user_id")?,
-            payload: row.try_get("payload")?,
+            payload: row.text("payload")?.unwrap_or_default(),
             last_activity: row.try_get("last_activity")?,
         })
     })

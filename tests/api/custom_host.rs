@@ -202,9 +202,8 @@ async fn listener_receives_login_failed_lockout_and_logout_events() {
 
 #[rocket::async_test]
 async fn host_without_a_home_route_fails_to_ignite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = crate::helpers::fresh_database_url(&dir).await;
-    let rocket = rocket::custom(figment(&url))
+    let database = crate::helpers::TestDb::new().await;
+    let rocket = rocket::custom(figment(&database.url))
         .mount("/", routes![dashboard])
         .attach(Gatehouse::new());
     let missing = Gatehouse::host_routes(&rocket).unwrap_err();
@@ -215,9 +214,8 @@ async fn host_without_a_home_route_fails_to_ignite() {
 
 #[rocket::async_test]
 async fn host_without_a_dashboard_route_fails_to_ignite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = crate::helpers::fresh_database_url(&dir).await;
-    let rocket = rocket::custom(figment(&url))
+    let database = crate::helpers::TestDb::new().await;
+    let rocket = rocket::custom(figment(&database.url))
         .mount("/", routes![home])
         .attach(Gatehouse::new());
     let missing = Gatehouse::host_routes(&rocket).unwrap_err();

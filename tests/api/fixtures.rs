@@ -3,6 +3,7 @@
 
 use gatehouse::auth::{users, PasswordHasher};
 use gatehouse::config::HashAlgorithm;
+use gatehouse::db::TextColumn;
 use gatehouse::domain::Email;
 use secrecy::SecretString;
 use serde_json::Value;
@@ -31,16 +32,7 @@ impl TestApp {
     /// Creates a user who already belongs to an organisation.
     pub async fn create_user_with_organisation(&self, email: &str, password: &str) -> i64 {
         let user_id = self.create_user(email, password).await;
-        let row = self
-            .db
-            .fetch_optional(self.db.query(
-                "INSERT INTO organisations (name, legal_form, company_size, function) \
-                 VALUES ('Acme', 1, 'small', 'developer') RETURNING id",
-            ))
-            .await
-            .expect("insert organisation")
-            .expect("organisation id");
-        let org_id: i64 = row.try_get("id").expect("id");
+        let org_id = self.organisation("Acme").await;
         self.execute(
             self.db
                 .query("INSERT INTO organisation_user (organisation_id, user_id) VALUES ($1, $2)")
@@ -49,6 +41,44 @@ impl TestApp {
         )
         .await;
         user_id
+    }
+
+    /// Creates an organisation called `name` and answers its id.
+    pub async fn organisation(&self, name: &str) -> i64 {
+        let d = self.db.dialect();
+        let insert = "INSERT INTO organisations (name, legal_form, company_size, function) \
+                      VALUES ($1, 1, 'small', 'developer')";
+        if !d.has_returning() {
+            let done = self
+                .db
+                .query(insert)
+                .bind(name.to_owned())
+                .execute(self.db.pool())
+                .await
+                .expect("insert organisation");
+            return done.last_insert_id().expect("organisation id");
+        }
+        let row = self
+            .db
+            .fetch_optional(sqlx::query(&format!("{insert} RETURNING id")).bind(name.to_owned()))
+            .await
+            .expect("insert organisation")
+            .expect("organisation id");
+        row.try_get("id").expect("id")
+    }
+
+    /// Sets `column` of every row of `table` to the UTC moment `seconds` from
+    /// now (negative: in the past), as a literal every engine converts.
+    pub async fn set_utc_moment(&self, table: &str, column: &str, seconds: i64) {
+        let moment = time::OffsetDateTime::now_utc() + time::Duration::seconds(seconds);
+        let format =
+            time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
+        let literal = moment.format(&format).expect("format a moment");
+        self.execute(
+            self.db
+                .query(&format!("UPDATE {table} SET {column} = '{literal}'")),
+        )
+        .await;
     }
 
     /// Runs a statement on the test database.
@@ -79,7 +109,7 @@ impl TestApp {
             .expect("sessions")
             .into_iter()
             .map(|row| {
-                let payload: String = row.try_get("payload").expect("payload");
+                let payload = row.text("payload").expect("payload").expect("a payload");
                 (
                     row.try_get("id").expect("id"),
                     row.try_get("user_id").expect("user_id"),

@@ -1,9 +1,9 @@
-//! `spawn_app()`: every test gets its own reference host and its own database —
-//! a fresh SQLite file, or a fresh schema on the PostgreSQL server named by
-//! `GATEHOUSE_TEST_DATABASE_URL`.
+//! `spawn_app()`: every test gets its own reference host and its own database
+//! ([`TestDb`]: a fresh SQLite file, or a fresh PostgreSQL schema or MySQL
+//! database on the server named by `GATEHOUSE_TEST_DATABASE_URL`).
 
+pub use crate::database::TestDb;
 use gatehouse::db::Db;
-use gatehouse::domain::SecretToken;
 use gatehouse::session::session_cookie_name;
 use gatehouse::Settings;
 use rocket::figment::Figment;
@@ -11,7 +11,6 @@ use rocket::http::{ContentType, Cookie, Header, Status};
 use rocket::local::asynchronous::{Client, LocalResponse};
 use rocket::{Build, Rocket};
 use serde_json::Value;
-use tempfile::TempDir;
 
 /// A password that passes the policy.
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -29,31 +28,7 @@ pub struct TestApp {
     pub database_url: String,
     /// Name of the session cookie (`__Host-` prefixed under https).
     pub cookie_name: String,
-    _dir: TempDir,
-}
-
-/// The database URL for a new test: a fresh SQLite file in `dir`, or a fresh
-/// PostgreSQL schema when `GATEHOUSE_TEST_DATABASE_URL` is set.
-pub async fn fresh_database_url(dir: &TempDir) -> String {
-    match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
-        Ok(base) if !base.is_empty() => {
-            let schema = format!("gh_test_{}", &SecretToken::generate().expose()[..16]);
-            let admin = Db::connect(&base).await.unwrap_or_else(|e| {
-                panic!("GATEHOUSE_TEST_DATABASE_URL={base} is unreachable: {e}")
-            });
-            admin
-                .execute(admin.query(&format!("CREATE SCHEMA {schema}")))
-                .await
-                .expect("create test schema");
-            admin.pool().close().await;
-            let sep = if base.contains('?') { '&' } else { '?' };
-            format!("{base}{sep}options=-c%20search_path%3D{schema}")
-        }
-        _ => format!(
-            "sqlite://{}?mode=rwc",
-            dir.path().join("gatehouse.db").display()
-        ),
-    }
+    _database: TestDb,
 }
 
 /// The test figment: Rocket's defaults and Rocket.toml, with this test's database.
@@ -77,19 +52,17 @@ pub async fn spawn_app_with(configure: impl FnOnce(Figment) -> Figment) -> TestA
 
 /// Any host, built by `build` from the test figment, on a fresh database.
 pub async fn spawn_host(build: impl FnOnce(Figment) -> Rocket<Build>) -> TestApp {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let database_url = fresh_database_url(&dir).await;
-    spawn_host_at(dir, database_url, build).await
+    spawn_host_at(TestDb::new().await, build).await
 }
 
-/// Any host, built by `build` from the test figment, on `database_url` — a
-/// database from [`fresh_database_url`] that the test has prepared (say, with
-/// the tables its configuration exposes) and that lives as long as `dir`.
+/// Any host, built by `build` from the test figment, on `database` — which
+/// the test has prepared (say, with the tables its configuration exposes) and
+/// which lives as long as the app.
 pub async fn spawn_host_at(
-    dir: TempDir,
-    database_url: String,
+    database: TestDb,
     build: impl FnOnce(Figment) -> Rocket<Build>,
 ) -> TestApp {
+    let database_url = database.url.clone();
     let rocket = build(figment(&database_url));
     let settings = Settings::from_figment(rocket.figment()).expect("valid test configuration");
     let cookie_name = session_cookie_name(&settings);
@@ -100,7 +73,7 @@ pub async fn spawn_host_at(
         db,
         database_url,
         cookie_name,
-        _dir: dir,
+        _database: database,
     }
 }
 

@@ -1,5 +1,8 @@
 //! Integration tests: the wire contract of DESIGN.md, as a client sees it.
 
+#[path = "../common/database.rs"]
+mod database;
+
 mod browser_safety;
 mod custom_host;
 mod fixtures;

@@ -9,7 +9,6 @@
 use gatehouse::domain::SecretToken;
 use rocket::figment::providers::{Format, Toml};
 use rocket::http::Status;
-use sqlx::Row;
 
 use crate::helpers::{spawn_app, spawn_app_with, TestApp, PASSWORD};
 use crate::odata_fixture::{ids, keys_of, odata_uri, spawn_fixture, spawn_fixture_with, Answer};
@@ -34,24 +33,6 @@ struct World {
 }
 
 impl TestApp {
-    /// Creates an organisation and answers its id.
-    async fn organisation(&self, name: &str) -> i64 {
-        let row = self
-            .db
-            .fetch_optional(
-                self.db
-                    .query(
-                        "INSERT INTO organisations (name, legal_form, company_size, function) \
-                         VALUES ($1, 1, 'small', 'developer') RETURNING id",
-                    )
-                    .bind(name.to_owned()),
-            )
-            .await
-            .expect("insert organisation")
-            .expect("organisation id");
-        row.try_get("id").expect("id")
-    }
-
     /// Creates a user called `name`, a member of `organisation` if given.
     async fn member(&self, email: &str, name: &str, organisation: Option<i64>) -> i64 {
         let id = self.create_user(email, PASSWORD).await;
@@ -592,23 +573,6 @@ impl TestApp {
             .expect("token row");
         sqlx::Row::try_get(&row, "used").expect("used column")
     }
-
-    /// Sets a column of every token to a moment `seconds` from now.
-    async fn shift_tokens(&self, column: &str, seconds: i64) {
-        let sql = match self.db.dialect() {
-            gatehouse::db::Dialect::Sqlite => format!(
-                "UPDATE personal_access_tokens SET {column} = datetime('now', '{seconds} seconds')"
-            ),
-            _ => format!(
-                "UPDATE personal_access_tokens SET {column} = \
-                 (now() AT TIME ZONE 'UTC') + INTERVAL '{seconds} seconds'"
-            ),
-        };
-        self.db
-            .execute(sqlx::query(&sql))
-            .await
-            .expect("update tokens");
-    }
 }
 
 #[rocket::async_test]
@@ -619,11 +583,13 @@ async fn a_token_records_its_use_at_most_once_a_minute() {
     assert_eq!(app.token_used_at(&token).await, None);
     app.odata_as(&token, "Users", &[]).await.ok();
     let first = app.token_used_at(&token).await.expect("use recorded");
-    app.shift_tokens("last_used_at", -30).await;
+    app.set_utc_moment("personal_access_tokens", "last_used_at", -30)
+        .await;
     let half_a_minute_ago = app.token_used_at(&token).await.expect("shifted");
     app.odata_as(&token, "Users", &[]).await.ok();
     assert_eq!(app.token_used_at(&token).await, Some(half_a_minute_ago));
-    app.shift_tokens("last_used_at", -61).await;
+    app.set_utc_moment("personal_access_tokens", "last_used_at", -61)
+        .await;
     app.odata_as(&token, "Users", &[]).await.ok();
     let again = app.token_used_at(&token).await.expect("recorded again");
     assert!(again >= first, "{again} < {first}");
@@ -634,9 +600,11 @@ async fn an_expired_token_is_401() {
     let w = world().await;
     let app = &w.app;
     let token = app.token_for(w.alice).await;
-    app.shift_tokens("expires_at", 3600).await;
+    app.set_utc_moment("personal_access_tokens", "expires_at", 3600)
+        .await;
     app.odata_as(&token, "Users", &[]).await.ok();
-    app.shift_tokens("expires_at", -1).await;
+    app.set_utc_moment("personal_access_tokens", "expires_at", -1)
+        .await;
     app.odata_as(&token, "Users", &[])
         .await
         .assert_error(Status::Unauthorized, None);

@@ -17,7 +17,7 @@ use rocket::figment::Figment;
 use rocket::http::{Header, Status};
 use serde_json::Value;
 
-use crate::helpers::{fresh_database_url, spawn_host_at, TestApp, BASE_URL};
+use crate::helpers::{spawn_host_at, TestApp, TestDb, BASE_URL};
 
 /// A predicate over fixture rows: which things a query should answer.
 pub type Keep<'a> = &'a dyn Fn(&Thing) -> bool;
@@ -329,10 +329,9 @@ pub fn items_of(id: i64) -> Vec<i64> {
 /// The reference host with the fixture's sets (and `configure`'s extra
 /// configuration) on a fresh database holding the fixture.
 pub async fn spawn_fixture_with(configure: impl FnOnce(Figment) -> Figment) -> TestApp {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = fresh_database_url(&dir).await;
-    create_fixture(&url).await;
-    spawn_host_at(dir, url, |figment| {
+    let database = TestDb::new().await;
+    create_fixture(&database.url).await;
+    spawn_host_at(database, |figment| {
         gatehouse::host::rocket(configure(figment.merge(Toml::string(FIXTURE_SETS))))
     })
     .await
@@ -371,7 +370,17 @@ fn tables(dialect: Dialect) -> [&'static str; 3] {
              category_id BIGINT REFERENCES categories (id), \
              colour_code TEXT REFERENCES colours (code))",
         ],
-        _ => [
+        Dialect::MySql => [
+            "CREATE TABLE categories (id BIGINT PRIMARY KEY, name VARCHAR(100) NOT NULL, \
+             priority INT)",
+            "CREATE TABLE colours (code VARCHAR(32) PRIMARY KEY, label VARCHAR(100) NOT NULL)",
+            "CREATE TABLE things (id BIGINT PRIMARY KEY, name VARCHAR(100) NOT NULL, note TEXT, \
+             qty INT, price DECIMAL(10,2), ratio DOUBLE, active BOOLEAN, \
+             born DATE, seen_at DATETIME(3), opens TIME, uid CHAR(36), \
+             category_id BIGINT REFERENCES categories (id), \
+             colour_code VARCHAR(32) REFERENCES colours (code))",
+        ],
+        Dialect::Sqlite => [
             "CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL, priority INTEGER)",
             "CREATE TABLE colours (code TEXT PRIMARY KEY, label TEXT NOT NULL)",
             "CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT NOT NULL, note TEXT, \
@@ -417,10 +426,12 @@ fn rows(dialect: Dialect) -> Vec<String> {
             (Some(true), false) => "1",
             (Some(false), false) => "0",
         };
-        let seen_at = if postgres {
-            t.seen_at
-        } else {
-            t.seen_at_stored
+        // MySQL's DATETIME holds UTC without a zone: the instant, written plainly.
+        let seen_at_utc = t.seen_at.map(|s| s.trim_end_matches('Z').replace('T', " "));
+        let seen_at = match dialect {
+            Dialect::Postgres => t.seen_at,
+            Dialect::MySql => seen_at_utc.as_deref(),
+            Dialect::Sqlite => t.seen_at_stored,
         };
         out.push(format!(
             "INSERT INTO things (id, name, note, qty, price, ratio, active, born, seen_at, \

@@ -486,17 +486,8 @@ async fn token_lives_reset_token_minutes() {
     app.create_user(ADA, PASSWORD).await;
     let link = request_link(&app, &mailbox, ADA).await;
     // Issued 90 seconds ago: live for a 2-minute lifetime.
-    let d = app.db.dialect();
-    let ninety_seconds_ago = match d {
-        gatehouse::db::Dialect::Postgres => {
-            "(now() AT TIME ZONE 'UTC') - INTERVAL '90 seconds'".to_owned()
-        }
-        _ => "strftime('%Y-%m-%d %H:%M:%S', 'now', '-90 seconds')".to_owned(),
-    };
-    app.execute(app.db.query(&format!(
-        "UPDATE password_reset_tokens SET created_at = {ninety_seconds_ago}"
-    )))
-    .await;
+    app.set_utc_moment("password_reset_tokens", "created_at", -90)
+        .await;
     assert!(follow(&app, &link.path_and_query)
         .await
         .starts_with("/login/set-password/"));

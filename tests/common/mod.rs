@@ -1,10 +1,6 @@
 //! Shared by the process-level test binaries (`tests/cli.rs`,
-//! `tests/processes.rs`): a fresh database per test and the real `gatehouse`
-//! binary configured to use it.
-//!
-//! The database is a fresh SQLite file in a temporary directory, or — when
-//! `GATEHOUSE_TEST_DATABASE_URL` names a PostgreSQL server — a fresh schema on
-//! that server, dropped again when the test ends.
+//! `tests/processes.rs`, `tests/browser.rs`): a fresh database per test
+//! ([`TestDb`]) and the real `gatehouse` binary configured to use it.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -14,9 +10,11 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use gatehouse::db::Db;
-use gatehouse::domain::SecretToken;
 use sqlx::Row;
-use tempfile::TempDir;
+
+mod database;
+#[allow(unused_imports)] // each test binary uses its own subset
+pub use database::{server_url, TestDb};
 
 /// A password that passes the policy.
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -34,94 +32,6 @@ pub const TABLES: &[&str] = &[
     "organisations",
     "organisation_user",
 ];
-
-/// One test's own database, and a scratch directory that also serves as the
-/// working directory of every process started on it.
-pub struct TestDb {
-    /// Connection URL handed to the processes (`databases.main.url`).
-    pub url: String,
-    /// `(server URL, schema)` when the database is a PostgreSQL schema.
-    postgres: Option<(String, String)>,
-    dir: TempDir,
-}
-
-impl TestDb {
-    /// A fresh, empty database (no migrations applied).
-    pub async fn new() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        match std::env::var("GATEHOUSE_TEST_DATABASE_URL") {
-            Ok(base) if !base.is_empty() => {
-                let schema = format!("gh_test_{}", &SecretToken::generate().expose()[..16]);
-                let admin = Db::connect(&base).await.unwrap_or_else(|e| {
-                    panic!("GATEHOUSE_TEST_DATABASE_URL={base} is unreachable: {e}")
-                });
-                admin
-                    .execute(admin.query(&format!("CREATE SCHEMA {schema}")))
-                    .await
-                    .expect("create test schema");
-                admin.pool().close().await;
-                let sep = if base.contains('?') { '&' } else { '?' };
-                let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-                Self {
-                    url,
-                    postgres: Some((base, schema)),
-                    dir,
-                }
-            }
-            _ => Self {
-                url: format!(
-                    "sqlite://{}?mode=rwc",
-                    dir.path().join("gatehouse.db").display()
-                ),
-                postgres: None,
-                dir,
-            },
-        }
-    }
-
-    /// The scratch directory (working directory of the processes).
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// A connection of the test's own, for assertions.
-    pub async fn connect(&self) -> Db {
-        Db::connect(&self.url)
-            .await
-            .unwrap_or_else(|e| panic!("cannot open the test database {}: {e}", self.url))
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let Some((base, schema)) = self.postgres.take() else {
-            return;
-        };
-        // Drop may run inside a test's runtime: clean up on a thread of its own.
-        let cleanup = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("cleanup runtime");
-            runtime.block_on(async {
-                let drop_schema = async {
-                    let admin = Db::connect(&base).await?;
-                    admin
-                        .execute(admin.query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")))
-                        .await?;
-                    admin.pool().close().await;
-                    Ok::<_, sqlx::Error>(())
-                };
-                match tokio::time::timeout(Duration::from_secs(20), drop_schema).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => eprintln!("warning: cannot drop test schema {schema}: {e}"),
-                    Err(_) => eprintln!("warning: dropping test schema {schema} timed out"),
-                }
-            });
-        });
-        let _ = cleanup.join();
-    }
-}
 
 /// The `gatehouse` binary with a clean, fixed configuration on `db`: the
 /// package's Rocket.toml, a fixed secret key, logging off, and nothing from the

@@ -4,7 +4,7 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, Dialect};
+use crate::db::{Db, Dialect, TextColumn};
 use crate::odata::EdmType;
 
 /// A column as the database schema describes it.
@@ -24,8 +24,8 @@ pub(super) async fn table_columns(db: &Db, table: &str) -> Result<Vec<Column>, s
     rows.iter()
         .map(|row| {
             Ok(Column {
-                name: row.try_get("name")?,
-                declared_type: row.try_get("declared_type")?,
+                name: row.text("name")?.unwrap_or_default(),
+                declared_type: row.text("declared_type")?.unwrap_or_default(),
                 not_null: row.try_get::<i64, _>("not_null")? != 0,
             })
         })
@@ -75,7 +75,8 @@ pub(super) fn mapped_type(dialect: Dialect, declared: &str) -> EdmType {
         "smallint" | "int2" => EdmType::Int16,
         "int" | "integer" | "int4" | "mediumint" if unsigned => EdmType::Int64,
         "int" | "integer" | "int4" | "mediumint" => EdmType::Int32,
-        "bigint" | "int8" if unsigned => EdmType::Decimal,
+        // Laravel's ids are `bigint unsigned`: they are read as Int64, which
+        // holds every id below 2^63.
         "bigint" | "int8" => EdmType::Int64,
         "boolean" | "bool" => EdmType::Boolean,
         "decimal" | "numeric" => EdmType::Decimal,

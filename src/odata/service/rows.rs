@@ -38,17 +38,31 @@ pub trait Cells {
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError>;
 }
 
-impl Cells for AnyRow {
+/// A row read through sqlx, and whether its blobs are text (see
+/// [`Dialect::blobs_are_text`](crate::db::Dialect::blobs_are_text)).
+struct SqlxRow<'a> {
+    row: &'a AnyRow,
+    blobs_are_text: bool,
+}
+
+impl Cells for SqlxRow<'_> {
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        Ok(match self.try_get_raw(i)?.type_info().kind() {
+        let row = self.row;
+        Ok(match row.try_get_raw(i)?.type_info().kind() {
             AnyTypeInfoKind::Null => Cell::Null,
-            AnyTypeInfoKind::Bool => Cell::Bool(self.try_get(i)?),
+            AnyTypeInfoKind::Bool => Cell::Bool(row.try_get(i)?),
             AnyTypeInfoKind::SmallInt | AnyTypeInfoKind::Integer | AnyTypeInfoKind::BigInt => {
-                Cell::Int(self.try_get(i)?)
+                Cell::Int(row.try_get(i)?)
             }
-            AnyTypeInfoKind::Real | AnyTypeInfoKind::Double => Cell::Real(self.try_get(i)?),
-            AnyTypeInfoKind::Text => Cell::Text(self.try_get(i)?),
-            AnyTypeInfoKind::Blob => Cell::Blob(self.try_get(i)?),
+            AnyTypeInfoKind::Real | AnyTypeInfoKind::Double => Cell::Real(row.try_get(i)?),
+            AnyTypeInfoKind::Text => Cell::Text(row.try_get(i)?),
+            AnyTypeInfoKind::Blob => {
+                let bytes: &[u8] = row.try_get(i)?;
+                match std::str::from_utf8(bytes) {
+                    Ok(text) if self.blobs_are_text => Cell::Text(text),
+                    _ => Cell::Blob(bytes),
+                }
+            }
         })
     }
 }
@@ -351,13 +365,17 @@ async fn read_sqlx<S: Sink>(
             Bind::Double(d) => q.bind(*d),
         };
     }
+    let blobs_are_text = db.dialect().blobs_are_text();
     let mut rows = q.fetch(db.pool());
     let mut seen = 0u64;
     while let Some(row) = rows.try_next().await? {
         if seen == limit {
             return Ok((sink, true));
         }
-        sink.row(&row)?;
+        sink.row(&SqlxRow {
+            row: &row,
+            blobs_are_text,
+        })?;
         seen += 1;
     }
     Ok((sink, false))
