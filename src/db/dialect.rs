@@ -94,11 +94,13 @@ impl Dialect {
     /// index `lower(email)`; MySQL and MariaDB cannot index that expression,
     /// but their `email` column compares without case under every default
     /// collation (and Laravel's), so its unique index finds the row, and
-    /// `lower(email)` then rejects what such a collation merely thinks equal
-    /// (`é` and `e`).
+    /// `lower(email)` compared byte for byte then rejects what such a
+    /// collation merely thinks equal (`é` and `e`).
     pub fn email_matches(self, placeholder: &str) -> String {
         match self {
-            Self::MySql => format!("email = {placeholder} AND lower(email) = {placeholder}"),
+            Self::MySql => format!(
+                "email = {placeholder} AND CAST(lower(email) AS BINARY) = CAST({placeholder} AS BINARY)"
+            ),
             _ => format!("lower(email) = {placeholder}"),
         }
     }

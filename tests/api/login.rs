@@ -161,3 +161,25 @@ async fn signed_in_browser_opening_the_login_screen_goes_to_the_dashboard() {
         assert_eq!(location(&response), "/dashboard", "{path}");
     }
 }
+
+#[rocket::async_test]
+async fn an_address_that_only_looks_alike_does_not_sign_in() {
+    // MySQL's default collations hold `jose` and `josé` equal; sign-in must not.
+    let app = spawn_app().await;
+    app.create_user("josé@example.org", PASSWORD).await;
+    let response = app
+        .post_json(
+            "/auth/login",
+            json!({"email": "jose@example.org", "password": PASSWORD}),
+        )
+        .await;
+    assert_eq!(response.status(), Status::UnprocessableEntity);
+    assert_eq!(json(response).await, credentials_do_not_match());
+    let response = app
+        .post_json(
+            "/auth/login",
+            json!({"email": "JOSÉ@example.org", "password": PASSWORD}),
+        )
+        .await;
+    assert_eq!(response.status(), Status::Ok);
+}

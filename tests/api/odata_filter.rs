@@ -363,6 +363,11 @@ async fn string_functions() {
                 note(t, &|n| n.contains("100%"))
             }),
             ("contains(note, '_')", &|t| note(t, &|n| n.contains('_'))),
+            ("contains(note, 'Red')", &|t| {
+                note(t, &|n| n.contains("Red"))
+            }),
+            ("note eq 'red fruit'", &|t| t.note == Some("red fruit")),
+            ("note eq 'RED FRUIT'", &|_| false),
             ("startswith(name, 'Ch')", &|t| t.name.starts_with("Ch")),
             ("startswith(name, 'ch')", &|t| t.name.starts_with("ch")),
             ("startswith(name, 'O''B')", &|t| t.name.starts_with("O'B")),

@@ -374,7 +374,11 @@ fn tables(dialect: Dialect) -> [&'static str; 3] {
             "CREATE TABLE categories (id BIGINT PRIMARY KEY, name VARCHAR(100) NOT NULL, \
              priority INT)",
             "CREATE TABLE colours (code VARCHAR(32) PRIMARY KEY, label VARCHAR(100) NOT NULL)",
-            "CREATE TABLE things (id BIGINT PRIMARY KEY, name VARCHAR(100) NOT NULL, note TEXT, \
+            // `name` compares with case, `note` without (the default
+            // collation): filters must respect case and $search ignore it
+            // on both, whatever the collation says.
+            "CREATE TABLE things (id BIGINT PRIMARY KEY, \
+             name VARCHAR(100) COLLATE utf8mb4_bin NOT NULL, note TEXT, \
              qty INT, price DECIMAL(10,2), ratio DOUBLE, active BOOLEAN, \
              born DATE, seen_at DATETIME(3), opens TIME, uid CHAR(36), \
              category_id BIGINT REFERENCES categories (id), \
