@@ -28,16 +28,22 @@ trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/login" >/dev/null && break; sleep 0.1; done
 URL="http://127.0.0.1:$PORT"
 
-# Throughput: each login run is bracketed by raw-rate runs right before it,
-# so a ratio compares measurements seconds apart (this machine's speed drifts).
+# Throughput: each login run is bracketed by raw-rate runs right before it
+# (argon2's own verification) and right after it (verification into working
+# memory kept across calls, as the server does), so a ratio compares
+# measurements seconds apart (this machine's speed drifts).
+rate() { sed 's/.*rate=\([0-9.]*\).*/\1/' "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 for round in $(seq 1 "$ROUNDS"); do
   echo "== round $round"
   for c in 4 16; do
     target/release/examples/hash_rate "$DURATION" >"$OUT/hash-c$c-$round.txt"
     wrk -t2 -c"$c" -d"${DURATION}s" -s bench/login.lua "$URL/auth/login" >"$OUT/login-c$c-$round.txt"
-    raw=$(sed 's/.*rate=\([0-9.]*\).*/\1/' "$OUT/hash-c$c-$round.txt")
+    target/release/examples/hash_rate "$DURATION" reuse >"$OUT/hash-reuse-c$c-$round.txt"
+    raw=$(rate "$OUT/hash-c$c-$round.txt")
+    reused=$(rate "$OUT/hash-reuse-c$c-$round.txt")
     got=$(awk '/Requests\/sec/ {print $2}' "$OUT/login-c$c-$round.txt")
-    echo "c$c raw=$raw/s login=$got/s ratio=$(awk -v a="$got" -v b="$raw" 'BEGIN {printf "%.3f", a / b}') $(grep -h 'Non-2xx' "$OUT/login-c$c-$round.txt" || true)"
+    echo "c$c raw=$raw/s raw_reused=$reused/s login=$got/s ratio=$(ratio "$got" "$raw") ratio_reused=$(ratio "$got" "$reused") $(grep -h 'Non-2xx' "$OUT/login-c$c-$round.txt" || true)"
   done
 done
 

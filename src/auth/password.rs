@@ -173,10 +173,19 @@ impl PasswordHasher {
         &self,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
-        let _permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| e.to_string())?;
         tokio::task::spawn_blocking(move || {
             lower_priority();
-            job()
+            let done = job();
+            // The next waiting hash may start now, not once this task's
+            // caller has been scheduled to take the result.
+            drop(permit);
+            done
         })
         .await
         .map_err(|e| e.to_string())

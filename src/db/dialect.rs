@@ -76,8 +76,8 @@ impl Dialect {
         }
     }
 
-    /// Whether `INSERT … RETURNING` is available (MySQL has none; MariaDB's
-    /// does not return the row an `ON DUPLICATE KEY UPDATE` changed).
+    /// Whether `INSERT … RETURNING` is available. MySQL has none (MariaDB's
+    /// is an extension of its own), so one path without it serves both.
     pub fn has_returning(self) -> bool {
         self != Self::MySql
     }
@@ -170,6 +170,8 @@ mod tests {
     fn scheme_picks_the_dialect() {
         assert_eq!(Dialect::from_url("sqlite://x.db"), Ok(Dialect::Sqlite));
         assert_eq!(Dialect::from_url("postgres://h/db"), Ok(Dialect::Postgres));
+        assert_eq!(Dialect::from_url("mysql://h/db"), Ok(Dialect::MySql));
+        assert_eq!(Dialect::from_url("mariadb://h/db"), Ok(Dialect::MySql));
         assert!(Dialect::from_url("oracle://h").is_err());
     }
 }
