@@ -242,3 +242,20 @@ async fn x_forwarded_for_from_an_untrusted_peer_is_ignored() {
     .await;
     assert_eq!(r.status(), Status::TooManyRequests);
 }
+
+#[rocket::async_test]
+async fn concurrent_guesses_get_five_tries_and_no_more() {
+    let app = spawn_app().await;
+    app.create_user("ada@example.org", PASSWORD).await;
+    let guesses = (0..20).map(|_| status(&app.client, "ada@example.org", WRONG, PEER));
+    let statuses = futures::future::join_all(guesses).await;
+    let counted = |s: Status| statuses.iter().filter(|&&got| got == s).count();
+    assert_eq!(
+        (
+            counted(Status::UnprocessableEntity),
+            counted(Status::TooManyRequests)
+        ),
+        (5, 15),
+        "{statuses:?}"
+    );
+}
