@@ -109,7 +109,8 @@ pub struct Entity {
 #[derive(Debug, Clone)]
 pub struct Layout {
     types: Vec<EdmType>,
-    /// `"name":` per property, escaped once.
+    /// What precedes each property's value, escaped once: `{"name":` for
+    /// the first, `,"name":` for the others.
     names: Vec<Vec<u8>>,
     key_index: usize,
     key_type: EdmType,
@@ -130,8 +131,9 @@ impl Layout {
     ) -> Layout {
         let names = properties
             .iter()
-            .map(|p| {
-                let mut name = Vec::new();
+            .enumerate()
+            .map(|(i, p)| {
+                let mut name = if i == 0 { vec![b'{'] } else { vec![b','] };
                 write_str(&mut name, &p.name);
                 name.push(b':');
                 name
@@ -153,11 +155,10 @@ impl Layout {
 
     /// Writes `row`'s properties as an open JSON object onto `out`.
     pub fn write_open(&self, out: &mut Vec<u8>, row: &dyn Cells) -> Result<(), ODataError> {
-        out.push(b'{');
+        if self.names.is_empty() {
+            out.push(b'{');
+        }
         for (i, (ty, name)) in self.types.iter().zip(&self.names).enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
             out.extend_from_slice(name);
             write_value(out, row.cell(i)?, *ty);
         }

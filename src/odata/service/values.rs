@@ -2,8 +2,6 @@
 //! booleans from 0/1 where the engine has none, instants as RFC 3339 UTC
 //! with `Z`, whatever spelling the database stored them in.
 
-use std::io::Write;
-
 use super::rows::Cell;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
@@ -36,7 +34,7 @@ fn write_bool(out: &mut Vec<u8>, b: bool) {
 
 fn write_double(out: &mut Vec<u8>, x: f64) {
     if x.is_finite() {
-        let _ = write!(out, "{}", ryu::Buffer::new().format_finite(x));
+        out.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
     } else {
         // JSON has no infinities; OData writes them as strings.
         let text = if x.is_nan() {
@@ -52,6 +50,14 @@ fn write_double(out: &mut Vec<u8>, x: f64) {
 
 /// A JSON string with escapes.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    // Most values need no escape: copied between quotes in one piece.
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        return;
+    }
     // Writing to a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
 }
@@ -235,6 +241,29 @@ pub fn key_literal(cell: Cell<'_>, edm: EdmType) -> Option<Literal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_are_escaped_exactly_as_serde_json_does() {
+        for s in [
+            "",
+            "plain",
+            "quote \" inside",
+            "back\\slash",
+            "tab\there",
+            "nul\0",
+            "\u{1f}",
+            "größe ✓",
+            "\u{7f}",
+        ] {
+            let mut ours = Vec::new();
+            write_str(&mut ours, s);
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(s).unwrap(),
+                "{s:?}"
+            );
+        }
+    }
 
     #[test]
     fn stored_instants_read_in_every_spelling() {
