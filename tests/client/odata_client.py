@@ -12,9 +12,13 @@ read of a whole set only completes by following `@odata.nextLink`.
     /tmp/gh-odata-client/bin/python tests/client/odata_client.py
 
 `GATEHOUSE_BIN` names the binary (default `target/debug/gatehouse`, built by
-`cargo build`). Prints one line per check and exits non-zero when any fails.
+`cargo build`). With `GATEHOUSE_CLIENT_DATABASE_URL=mysql://root@127.0.0.1:3306/test`
+the rows go to a fresh database on that MySQL/MariaDB server instead (made and
+dropped with the `mariadb` client). Prints one line per check and exits
+non-zero when any fails.
 """
 
+import contextlib
 import datetime as dt
 import math
 import os
@@ -27,6 +31,7 @@ import time
 import traceback
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from odata import ODataError, ODataService
@@ -41,6 +46,11 @@ from odata.property import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+
+# A server's database for the run (`mysql://…`), else a SQLite file.
+SERVER_URL = os.environ.get("GATEHOUSE_CLIENT_DATABASE_URL")
+# `INTEGER` is 64 bits on SQLite, `INT` 32 bits on MySQL/MariaDB.
+INTEGER_EDM_TYPE = "Edm.Int32" if SERVER_URL else "Edm.Int64"
 PAGE_SIZE = 2
 UTC = dt.timezone.utc
 
@@ -82,7 +92,7 @@ port = {port}
 base_url = "http://127.0.0.1:{port}"
 
 [default.databases.main]
-url = "sqlite://{db}?mode=rwc"
+url = "{db}"
 
 [default.mail]
 transport = "log"
@@ -269,14 +279,14 @@ def reflected_model(c):
     same(
         [(p["name"], p["type"], p["is_primary_key"]) for p in schema["properties"]],
         [
-            ("id", "Edm.Int64", True),
+            ("id", INTEGER_EDM_TYPE, True),
             ("name", "Edm.String", False),
             ("species", "Edm.String", False),
             ("weight", "Edm.Decimal", False),
             ("born", "Edm.Date", False),
             ("adopted", "Edm.DateTimeOffset", False),
             ("vaccinated", "Edm.Boolean", False),
-            ("owner_id", "Edm.Int64", False),
+            ("owner_id", INTEGER_EDM_TYPE, False),
         ],
         "properties (name, type, key)",
     )
@@ -597,6 +607,49 @@ def create_database(path):
     db.executemany("INSERT INTO pets VALUES (?, ?, ?, ?, ?, ?, ?, ?)", PETS)
     db.commit()
     db.close()
+    return f"sqlite://{path}?mode=rwc"
+
+
+def sql_literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+class MariaDb:
+    """A fresh database on the MySQL/MariaDB server `server_url` names
+    (`mysql://user@host:port/db`), filled through the `mariadb` client and
+    dropped again on exit. Instants are stored as UTC `DATETIME`s."""
+
+    def __init__(self, server_url):
+        url = urlsplit(server_url)
+        self.args = ["mariadb", "-h", url.hostname or "127.0.0.1", "-P", str(url.port or 3306),
+                     "-u", url.username or "root"]
+        if url.password:
+            self.args.append(f"-p{url.password}")
+        self.name = f"gh_client_{os.getpid()}_{int(time.time())}"
+        self.url = urlunsplit((url.scheme, url.netloc, "/" + self.name, "", ""))
+
+    def run(self, sql, database=None):
+        args = self.args + ([database] if database else [])
+        done = subprocess.run(args, input=sql, capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            sys.exit(f"mariadb exited {done.returncode}: {done.stderr}")
+
+    def __enter__(self):
+        self.run(f"CREATE DATABASE {self.name}")
+        rows = [f"INSERT INTO owners (id, name) VALUES ({i}, {sql_literal(n)});" for i, n in OWNERS]
+        for row in PETS:
+            adopted = row[5] and instant(row[5]).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+            values = (*row[:5], adopted, *row[6:])
+            rows.append(f"INSERT INTO pets VALUES ({', '.join(sql_literal(v) for v in values)});")
+        self.run(SCHEMA + "\n".join(rows), self.name)
+        return self.url
+
+    def __exit__(self, *_):
+        self.run(f"DROP DATABASE IF EXISTS {self.name}")
 
 
 def cli(binary, env, cwd, *args, stdin=None):
@@ -647,39 +700,45 @@ def main():
         sys.exit(f"{binary} does not exist: run `cargo build` first or set GATEHOUSE_BIN")
     with tempfile.TemporaryDirectory(prefix="gh-odata-client-") as tmp:
         tmp = Path(tmp)
-        create_database(tmp / "db.sqlite")
-        port = free_port()
-        config = tmp / "Rocket.toml"
-        config.write_text(ROCKET_TOML.format(port=port, db=tmp / "db.sqlite", page_size=PAGE_SIZE))
-        # Only this file configures the server and the CLI.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ROCKET_")}
-        env["ROCKET_CONFIG"] = str(config)
-        cli(binary, env, tmp, "user", "add", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
-        token = cli(binary, env, tmp, "token", "create", EMAIL, "--name", "odata client").strip().splitlines()[-1]
+        with (MariaDb(SERVER_URL) if SERVER_URL else contextlib.nullcontext()) as database_url:
+            database_url = database_url or create_database(tmp / "db.sqlite")
+            print(f"database: {database_url.split('?')[0]}")
+            return serve_and_check(binary, tmp, database_url)
 
-        log_path = tmp / "server.log"
-        with open(log_path, "wb") as log:
-            server = subprocess.Popen([str(binary), "serve"], cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+def serve_and_check(binary, tmp, database_url):
+    port = free_port()
+    config = tmp / "Rocket.toml"
+    config.write_text(ROCKET_TOML.format(port=port, db=database_url, page_size=PAGE_SIZE))
+    # Only this file configures the server and the CLI.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCKET_")}
+    env["ROCKET_CONFIG"] = str(config)
+    cli(binary, env, tmp, "user", "add", EMAIL, "--password-stdin", stdin=PASSWORD + "\n")
+    token = cli(binary, env, tmp, "token", "create", EMAIL, "--name", "odata client").strip().splitlines()[-1]
+
+    log_path = tmp / "server.log"
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen([str(binary), "serve"], cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for_port(port, server, log_path)
         try:
-            wait_for_port(port, server, log_path)
-            try:
-                client = Client(f"http://127.0.0.1:{port}/odata/", token)
-            except Exception:
-                traceback.print_exc()
-                print(f"\nthe client could not reflect $metadata; last lines of the server log:\n{tail(log_path)}")
-                return 1
-            failed = run_checks(client)
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        if failed:
-            print(f"\nlast lines of the server log:\n{tail(log_path)}")
-        print(f"\n{len(CHECKS) - len(failed)} passed, {len(failed)} failed")
-        return 1 if failed else 0
+            client = Client(f"http://127.0.0.1:{port}/odata/", token)
+        except Exception:
+            traceback.print_exc()
+            print(f"\nthe client could not reflect $metadata; last lines of the server log:\n{tail(log_path)}")
+            return 1
+        failed = run_checks(client)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    if failed:
+        print(f"\nlast lines of the server log:\n{tail(log_path)}")
+    print(f"\n{len(CHECKS) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
