@@ -19,6 +19,9 @@ use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
 use sqlx::query::Query;
 use sqlx::{Any, AnyPool, Executor, Row, ValueRef};
 
+/// A statement on sqlx's `Any` driver, with its binds.
+pub type AnyQuery<'q> = Query<'q, Any, AnyArguments<'q>>;
+
 /// A handle to the `main` database: a pool and the dialect spoken by it.
 ///
 /// Cheap to clone; every clone shares the pool.
@@ -104,6 +107,28 @@ impl Db {
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<Option<AnyRow>, DbError> {
         query.fetch_optional(&self.pool).await
+    }
+
+    /// Runs `insert` (an `INSERT` with `$n` placeholders, bound by `bind`)
+    /// on `executor` — the pool or an open transaction — and answers the new
+    /// row's `id`: by `RETURNING id` where the engine has it, else by the
+    /// id MySQL reports for the insert.
+    pub async fn insert_id<'c, E>(
+        &self,
+        executor: E,
+        insert: &str,
+        bind: impl for<'q> FnOnce(AnyQuery<'q>) -> AnyQuery<'q>,
+    ) -> Result<i64, DbError>
+    where
+        E: Executor<'c, Database = Any>,
+    {
+        if self.dialect.has_returning() {
+            let returning = format!("{insert} RETURNING id");
+            let row = bind(sqlx::query(&returning)).fetch_one(executor).await?;
+            return row.try_get("id");
+        }
+        let done = bind(self.query(insert)).execute(executor).await?;
+        done.last_insert_id().ok_or(sqlx::Error::RowNotFound)
     }
 
     /// Runs a statement and answers how many rows it touched.

@@ -55,27 +55,17 @@ async fn create(db: &Db, user: &AuthUser, org: &OrgSetupRequest) -> Result<(), D
         function = d.quote("function"),
         now = d.now_utc()
     );
-    let returning = format!("{insert} RETURNING id");
-    let organisation = |sql| {
-        sqlx::query(sql)
-            .bind(org.org_name.clone())
-            .bind(org.legal_form.code())
-            .bind(org.company_size.as_str())
-            .bind(org.function.as_str())
-            .bind(org.billing_email.as_ref().map(|e| e.as_str().to_owned()))
-            .bind(org.marketing_consent)
-    };
-    let id: i64 = if d.has_returning() {
-        organisation(d.placeholders(&returning))
-            .fetch_one(&mut *tx)
-            .await?
-            .try_get("id")?
-    } else {
-        let done = organisation(d.placeholders(&insert))
-            .execute(&mut *tx)
-            .await?;
-        done.last_insert_id().ok_or(sqlx::Error::RowNotFound)?
-    };
+    let id = db
+        .insert_id(&mut *tx, &insert, |query| {
+            query
+                .bind(org.org_name.clone())
+                .bind(org.legal_form.code())
+                .bind(org.company_size.as_str())
+                .bind(org.function.as_str())
+                .bind(org.billing_email.as_ref().map(|e| e.as_str().to_owned()))
+                .bind(org.marketing_consent)
+        })
+        .await?;
     sqlx::query(
         d.placeholders("INSERT INTO organisation_user (organisation_id, user_id) VALUES ($1, $2)"),
     )

@@ -45,26 +45,16 @@ impl TestApp {
 
     /// Creates an organisation called `name` and answers its id.
     pub async fn organisation(&self, name: &str) -> i64 {
-        let d = self.db.dialect();
-        let insert = "INSERT INTO organisations (name, legal_form, company_size, function) \
-                      VALUES ($1, 1, 'small', 'developer')";
-        if !d.has_returning() {
-            let done = self
-                .db
-                .query(insert)
-                .bind(name.to_owned())
-                .execute(self.db.pool())
-                .await
-                .expect("insert organisation");
-            return done.last_insert_id().expect("organisation id");
-        }
-        let row = self
-            .db
-            .fetch_optional(sqlx::query(&format!("{insert} RETURNING id")).bind(name.to_owned()))
+        let name = name.to_owned();
+        self.db
+            .insert_id(
+                self.db.pool(),
+                "INSERT INTO organisations (name, legal_form, company_size, function) \
+                 VALUES ($1, 1, 'small', 'developer')",
+                |query| query.bind(name),
+            )
             .await
             .expect("insert organisation")
-            .expect("organisation id");
-        row.try_get("id").expect("id")
     }
 
     /// Sets `column` of every row of `table` to the UTC moment `seconds` from
