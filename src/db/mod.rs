@@ -41,6 +41,7 @@ impl Db {
     ///
     /// SQLite connections run in WAL mode with a busy timeout, so concurrent
     /// requests wait for each other instead of failing with "database is locked".
+    /// MySQL connections read committed, as PostgreSQL's do.
     pub async fn connect(url: &str) -> Result<Self, DbError> {
         sqlx::any::install_default_drivers();
         let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
@@ -56,6 +57,20 @@ impl Db {
                     conn.execute("PRAGMA journal_mode = WAL").await?;
                     conn.execute("PRAGMA synchronous = NORMAL").await?;
                     conn.execute("PRAGMA foreign_keys = ON").await?;
+                    Ok(())
+                })
+            });
+        }
+        if dialect == Dialect::MySql {
+            options = options.after_connect(|conn, _| {
+                Box::pin(async move {
+                    // InnoDB's default, repeatable read, locks the gaps a
+                    // `DELETE` or upsert of a missing key searched, so two
+                    // transactions on different addresses deadlock on
+                    // each other's inserts. Read committed, PostgreSQL's
+                    // default, locks only the rows touched.
+                    conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+                        .await?;
                     Ok(())
                 })
             });

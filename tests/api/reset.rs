@@ -12,7 +12,9 @@ use rocket::{get, routes};
 use serde_json::{json, Value};
 use sqlx::Row;
 
-use crate::helpers::{header, json, location, set_cookie, spawn_host, TestApp, BASE_URL, PASSWORD};
+use crate::helpers::{
+    header, json, location, set_cookie, spawn_app, spawn_host, TestApp, BASE_URL, PASSWORD,
+};
 use crate::mailbox::{
     forgot, request_link, request_link_via, reset, reset_with_headers, second_instance,
     spawn_mail_app, spawn_mail_app_with, Mailbox, ResetLink, CHANGED_SUBJECT, RESET_SUBJECT,
@@ -993,4 +995,25 @@ async fn sweep_removes_expired_reset_tokens_and_idle_sessions_only() {
     assert!(follow(&app, &bob_link.path_and_query)
         .await
         .starts_with("/login/set-password/"));
+}
+
+#[rocket::async_test]
+async fn tokens_for_many_addresses_are_issued_at_once() {
+    // Each request issues its token on a background job: many run together,
+    // and none may fail for another address's sake (row-lock deadlocks).
+    let app = spawn_app().await;
+    let emails: Vec<_> = (0..24)
+        .map(|i| gatehouse::domain::Email::parse(&format!("user{i}@example.org")).unwrap())
+        .collect();
+    let issued = futures::future::join_all(
+        emails
+            .iter()
+            .map(|email| gatehouse::auth::reset::broker::issue(&app.db, email, 60)),
+    )
+    .await;
+    for (email, outcome) in emails.iter().zip(issued) {
+        let token = outcome.unwrap_or_else(|e| panic!("{email}: {e}"));
+        assert!(token.is_some(), "{email}: no token");
+    }
+    assert_eq!(app.count("password_reset_tokens").await, 24);
 }
