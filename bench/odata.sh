@@ -9,7 +9,8 @@
 #
 # For each table size and query, ROUNDS rounds of: wrk -t2 -c16 --latency
 # against the peer, the same against Gatehouse, then the raw-SQL limit
-# (bench/odata_raw.rs: the SQL Gatehouse generates on the same pool, no HTTP),
+# (bench/odata_raw.rs: the SQL Gatehouse generates on the same pool, no HTTP)
+# and the same with each page written as JSON by Gatehouse's encoder (--json),
 # so that every ratio compares measurements taken seconds apart (this
 # machine's speed drifts); medians are reported. Then every query at 64
 # connections against Gatehouse alone, with its peak RSS (VmHWM). The peer
@@ -124,13 +125,15 @@ bench() { # bench SIZE SERVER PID BASE QUERY_INDEX ROUND CONNS
     "$(awk '/Requests\/sec/ {printf "%8.1f req/s", $2} $1 == "50%" {p50 = $2} $1 == "99%" {p99 = $2} /Non-2xx/ {bad = "  NON-2xx: " $NF} END {printf "  p50 %s  p99 %s%s", p50, p99, bad}' "$file")" "$cpu" "$busy"
 }
 
-raw() { # raw SIZE DB QUERY_INDEX ROUND
-  local size=$1 db=$2 q=$3 round=$4
-  local file="$OUT/$size-raw-${NAMES[$q]}-r$round.txt"
-  "$RAW" "$db" "$RAW_SECONDS" "$PAGE_SIZE" "q$((q + 1))" >"$file"
-  printf '%s\traw\t%s\t%s\t-\t-\t-\t%s\n' "$size" "${NAMES[$q]}" "$round" "$file" >>"$RUNS"
-  printf '  %-9s %-26s r%s      %s\n' raw "${NAMES[$q]}" "$round" \
-    "$(sed -n 's/.* qps=\([0-9.]*\) .*/\1/p' "$file" | awk '{printf "%8.1f queries/s (same SQL, no HTTP)", $1}')"
+raw() { # raw SIZE DB QUERY_INDEX ROUND [--json]
+  local size=$1 db=$2 q=$3 round=$4 json=${5:-}
+  local kind=raw what="same SQL, no HTTP"
+  [[ -n "$json" ]] && kind=rawjson what="same SQL and JSON, no HTTP"
+  local file="$OUT/$size-$kind-${NAMES[$q]}-r$round.txt"
+  "$RAW" "$db" "$RAW_SECONDS" "$PAGE_SIZE" "q$((q + 1))" $json >"$file"
+  printf '%s\t%s\t%s\t%s\t-\t-\t-\t%s\n' "$size" "$kind" "${NAMES[$q]}" "$round" "$file" >>"$RUNS"
+  printf '  %-9s %-26s r%s      %s\n' "$kind" "${NAMES[$q]}" "$round" \
+    "$(sed -n 's/.* qps=\([0-9.]*\) .*/\1/p' "$file" | awk -v what="$what" '{printf "%8.1f queries/s (%s)", $1, what}')"
 }
 
 # Compares the entity keys (and counts) both servers answer, so that both do
@@ -259,6 +262,7 @@ EOF
         fi
       done
       raw "$size" "$DB" "$q" "$round"
+      raw "$size" "$DB" "$q" "$round" --json
     done
   done
   printf '%s\tgatehouse_hwm_c%s_kb\t%s\n' "$size" "$CONNS" "$(hwm_kb "$GH_PID")" >>"$FACTS"
@@ -301,7 +305,7 @@ def parse(path):
 
 runs = {}
 for row in csv.DictReader(open(os.path.join(out, "runs.tsv")), delimiter="\t"):
-    if row["server"] == "raw":
+    if row["server"] in ("raw", "rawjson"):
         text = open(row["file"]).read()
         m = re.search(r" qps=([0-9.]+)", text)
         r = {"rps": float(m.group(1)) if m else float("nan")}
@@ -331,28 +335,33 @@ def fmt(x, spec="%.1f"):
     return "—" if x is None else spec % x
 
 print("# OData benchmark: Gatehouse vs the CAP peer\n")
-busy = [r["busy"] for k, rs in runs.items() if k[1] != "raw" for r in rs]
+busy = [r["busy"] for k, rs in runs.items() if k[1] in ("peer", "gatehouse") for r in rs]
 print("wrk -t2 -c%s -d%s --latency; %s rounds per query, each: peer, Gatehouse, raw SQL (%s s);"
       " medians, ratios are medians of per-round ratios. Page size %s on both."
       " Items is declared public (no credentials sent); the peer runs without authentication."
       " Raw SQL: the statements Gatehouse generates, on the same pool, 16 tasks on 2 threads,"
-      " every column decoded, no HTTP or JSON. wrk shares the two cores with the server"
+      " every column decoded, no HTTP or JSON; raw SQL+JSON: the same, each page also written as"
+      " the response's JSON by Gatehouse's row encoder (`--json`), still no HTTP. wrk shares the two cores with the server"
       " (whole machine busy %.0f %% on median during the HTTP runs; server CPU is in %% of one core).\n"
       % (conns, duration, rounds, raw_seconds, page, statistics.median(busy) if busy else float("nan")))
 goals = []
 for size in sizes:
     print("## %s rows\n" % format(int(size), ","))
-    print("| query | peer req/s | peer p50 ms | peer p99 ms | Gatehouse req/s | p50 ms | p99 ms | Gatehouse / peer | raw SQL q/s | Gatehouse / raw | server CPU peer / Gatehouse |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| query | peer req/s | peer p50 ms | peer p99 ms | Gatehouse req/s | p50 ms | p99 ms | Gatehouse / peer | raw SQL q/s | Gatehouse / raw | raw SQL+JSON q/s | SQL+JSON / raw | Gatehouse / SQL+JSON | server CPU peer / Gatehouse |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in NAMES:
         p = (size, "peer", name, conns); g = (size, "gatehouse", name, conns); w = (size, "raw", name, "-")
+        j = (size, "rawjson", name, "-")
         vs_peer, vs_raw = ratio(g, p), ratio(g, w)
+        json_vs_raw, vs_json = ratio(j, w), ratio(g, j)
         bad = sum(r["bad"] + r["err"] for r in runs.get(p, []) + runs.get(g, []))
-        print("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%% / %s%% |" % (
+        print("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%% / %s%% |" % (
             name, " (%d non-2xx/errors)" % bad if bad else "",
             fmt(med(p, "rps")), fmt(med(p, "p50"), "%.2f"), fmt(med(p, "p99"), "%.2f"),
             fmt(med(g, "rps")), fmt(med(g, "p50"), "%.2f"), fmt(med(g, "p99"), "%.2f"),
             fmt(vs_peer, "%.2f×"), fmt(med(w, "rps")), fmt(vs_raw and vs_raw * 100, "%.0f %%"),
+            fmt(med(j, "rps")), fmt(json_vs_raw and json_vs_raw * 100, "%.0f %%"),
+            fmt(vs_json and vs_json * 100, "%.0f %%"),
             fmt(med(p, "cpu"), "%.0f"), fmt(med(g, "cpu"), "%.0f")))
         if vs_peer is not None and name != NAMES[3]:
             goals.append(("%s rows, %s: ≥ 5× the peer" % (size, name), vs_peer >= 5, "%.2f×" % vs_peer))

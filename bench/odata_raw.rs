@@ -6,7 +6,11 @@
 //! is stepped through and each column read; encoding it is not part of the
 //! limit.
 //!
-//! `cargo run --release --example odata_raw -- <items.db> [seconds=10] [page_size=1000] [only=q1,q3]`
+//! With `--json`, each page is also written as the response body's JSON by
+//! Gatehouse's own row encoder ([`Layout`]), still without HTTP: the most an
+//! HTTP server could answer with that encoder on these cores.
+//!
+//! `cargo run --release --example odata_raw -- <items.db> [seconds=10] [page_size=1000] [only=q1,q3] [--json]`
 //!
 //! Prints the SQL and binds of each query (only that when `seconds` is 0),
 //! then one line per query:
@@ -21,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use gatehouse::db::{bind_numbered, Db, Dialect, ReadError};
 use gatehouse::odata::{
-    count_query, page_query, parse_query, EdmType, EntitySet, Model, Page, PagePlan, Property, Sql,
+    count_query, page_query, parse_query, selected_properties, EdmType, EntitySet, Layout, Model,
+    Page, PagePlan, Property, Sql,
 };
 
 /// The four reference queries of the peer's `scripts/bench.sh`, as sent in
@@ -62,6 +67,8 @@ struct Plan {
     page: Sql,
     /// Rows the page delivers; the statement asks for one more.
     size: u64,
+    /// With `--json`: how each row is written into a body.
+    json: Option<Layout>,
 }
 
 /// Runs one request: the count, then the page, every column of every row
@@ -82,17 +89,33 @@ fn run_once(conn: &rusqlite::Connection, plan: &Plan) -> Result<(u64, Option<i64
     let columns = stmt.column_count();
     let mut rows = stmt.raw_query();
     let mut n = 0u64;
+    // As the service sizes a page's body.
+    let mut body = Vec::with_capacity(256 + 64 * plan.size.min(1000) as usize);
     while let Some(row) = rows.next()? {
         // The probe row beyond the page only tells that more rows remain.
         if n == plan.size {
             n += 1;
             break;
         }
-        for i in 0..columns {
-            std::hint::black_box(row.get_ref(i)?);
+        match &plan.json {
+            Some(layout) => {
+                if n > 0 {
+                    body.push(b',');
+                }
+                layout
+                    .write_open(&mut body, row)
+                    .map_err(|e| ReadError::Pool(e.message))?;
+                body.push(b'}');
+            }
+            None => {
+                for i in 0..columns {
+                    std::hint::black_box(row.get_ref(i)?);
+                }
+            }
         }
         n += 1;
     }
+    std::hint::black_box(body);
     Ok((n, total))
 }
 
@@ -130,9 +153,13 @@ async fn measure(db: &Db, plan: Arc<Plan>, seconds: f64) -> Result<f64, ReadErro
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (flags, args): (Vec<String>, Vec<String>) =
+        std::env::args().skip(1).partition(|a| a.starts_with("--"));
+    let json = flags.iter().any(|f| f == "--json");
     let Some(path) = args.first() else {
-        eprintln!("usage: odata_raw <items.db> [seconds=10] [page_size=1000] [only=q1,q3]");
+        eprintln!(
+            "usage: odata_raw <items.db> [seconds=10] [page_size=1000] [only=q1,q3] [--json]"
+        );
         std::process::exit(2);
     };
     let seconds: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10.0);
@@ -161,11 +188,20 @@ fn main() {
             let count = query
                 .count
                 .then(|| count_query(&model, set, &query, Dialect::Sqlite).expect("count SQL"));
+            let layout = json.then(|| {
+                Layout::new(
+                    selected_properties(set, query.select.as_ref()),
+                    &set.key,
+                    Vec::new(),
+                    None,
+                )
+            });
             Arc::new(Plan {
                 name,
                 count,
                 page,
                 size,
+                json: layout,
             })
         })
         .collect();
@@ -179,7 +215,8 @@ fn main() {
     let url = format!("sqlite://{path}?mode=rwc");
     let result: Result<(), String> = runtime.block_on(async {
         let db = Db::connect(&url).await.map_err(|e| e.to_string())?;
-        println!("# {path}: {TASKS} tasks on {THREADS} threads, {seconds} s per query, page size {page_size}");
+        let work = if json { "SQL and JSON" } else { "SQL" };
+        println!("# {path}: {work}, {TASKS} tasks on {THREADS} threads, {seconds} s per query, page size {page_size}");
         for plan in &plans {
             if let Some(count) = &plan.count {
                 println!("# {} count: {}  binds {:?}", plan.name, count.text, count.binds);

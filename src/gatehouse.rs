@@ -115,7 +115,8 @@ impl Gatehouse {
         let auth = &settings.auth;
         let catalog = Arc::new(Catalog::load()?);
         Ok(GatehouseState {
-            hasher: PasswordHasher::new(auth.hash),
+            hasher: PasswordHasher::new(auth.hash)
+                .map_err(|e| format!("cannot start the password hashing threads: {e}"))?,
             throttle: Throttle::new(
                 db.clone(),
                 "login",

@@ -1,20 +1,19 @@
 //! Password hashing and verification, off the async workers.
 //!
-//! Hashes are computed on Tokio's blocking threads (`spawn_blocking`), at most
-//! one per core at a time, and those threads run at a lower scheduling
-//! priority: under a burst of sign-ins, page requests still get the CPU first.
+//! Hashes are computed on dedicated threads, one per core, at a lower
+//! scheduling priority ([`HashThreads`]): under a burst of sign-ins, page
+//! requests still get the CPU first.
 //! Argon2id uses OWASP's parameters (19 MiB, t=2, p=1); bcrypt `$2y$`/`$2b$`
 //! hashes from a PHP application verify and are flagged for re-hashing.
 
-use std::cell::Cell;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, SaltString};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
-use tokio::sync::Semaphore;
 
+use super::hash_threads::HashThreads;
 use crate::config::HashAlgorithm;
 
 /// bcrypt cost for new hashes (Laravel's default).
@@ -33,12 +32,11 @@ pub struct Verification {
 #[derive(Clone)]
 pub struct PasswordHasher {
     algorithm: HashAlgorithm,
-    permits: Arc<Semaphore>,
+    /// Where hashes are computed, one at a time per core.
+    threads: HashThreads,
     /// A hash of a random password, verified when the account does not exist,
     /// so an unknown address costs the same time as a wrong password.
     dummy: Arc<String>,
-    /// Argon2 working memory, one buffer per concurrent hash at most.
-    memory: Arc<Mutex<Vec<Vec<Block>>>>,
 }
 
 fn argon2() -> Argon2<'static> {
@@ -135,68 +133,28 @@ fn verify_now(
     }
 }
 
-thread_local! {
-    static LOWERED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Lowers the calling thread's scheduling priority once (Linux `nice` 10),
-/// so hashing yields the CPU to request handling.
-fn lower_priority() {
-    LOWERED.with(|done| {
-        if !done.get() {
-            #[cfg(target_os = "linux")]
-            // SAFETY: plain syscalls on the calling thread; no memory is shared.
-            unsafe {
-                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-                libc::setpriority(libc::PRIO_PROCESS, tid, 10);
-            }
-            done.set(true);
-        }
-    });
-}
-
 impl PasswordHasher {
-    /// A hasher producing `algorithm` hashes.
-    pub fn new(algorithm: HashAlgorithm) -> Self {
+    /// A hasher producing `algorithm` hashes, with one hashing thread per
+    /// core.
+    pub fn new(algorithm: HashAlgorithm) -> std::io::Result<Self> {
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         let random = crate::domain::SecretToken::generate();
         let dummy = hash_now(algorithm, random.expose()).unwrap_or_default();
-        Self {
+        Ok(Self {
             algorithm,
-            permits: Arc::new(Semaphore::new(cores)),
+            threads: HashThreads::start(cores)?,
             dummy: Arc::new(dummy),
-            memory: Arc::new(Mutex::new(Vec::new())),
-        }
-    }
-
-    async fn run<T: Send + 'static>(
-        &self,
-        job: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, String> {
-        let permit = self
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::task::spawn_blocking(move || {
-            lower_priority();
-            let done = job();
-            // The next waiting hash may start now, not once this task's
-            // caller has been scheduled to take the result.
-            drop(permit);
-            done
         })
-        .await
-        .map_err(|e| e.to_string())
     }
 
     /// Hashes a new password with the configured algorithm.
     pub async fn hash(&self, password: &SecretString) -> Result<String, String> {
         let algorithm = self.algorithm;
         let password = password.clone();
-        self.run(move || hash_now(algorithm, password.expose_secret()))
-            .await?
+        self.threads
+            .run(move |_| hash_now(algorithm, password.expose_secret()))
+            .await
+            .ok_or_else(|| "the hashing thread failed".to_owned())?
     }
 
     /// Checks `password` against `hash`; with `None` (no such account) checks
@@ -206,18 +164,9 @@ impl PasswordHasher {
         let password = password.clone();
         let known = hash.is_some();
         let hash = hash.map_or_else(|| self.dummy.as_str().to_owned(), str::to_owned);
-        let pool = self.memory.clone();
         let verified = self
-            .run(move || {
-                let take =
-                    |pool: &Mutex<Vec<Vec<Block>>>| pool.lock().ok().and_then(|mut p| p.pop());
-                let mut memory = take(&pool).unwrap_or_default();
-                let verified = verify_now(algorithm, password.expose_secret(), &hash, &mut memory);
-                if let Ok(mut buffers) = pool.lock() {
-                    buffers.push(memory);
-                }
-                verified
-            })
+            .threads
+            .run(move |memory| verify_now(algorithm, password.expose_secret(), &hash, memory))
             .await
             .unwrap_or(Verification {
                 matches: false,

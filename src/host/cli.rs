@@ -185,6 +185,7 @@ async fn checked_hash(
         })
     })?;
     PasswordHasher::new(settings.auth.hash)
+        .map_err(|e| CliError(format!("cannot start a hashing thread: {e}")))?
         .hash(&SecretString::from(password.expose().to_owned()))
         .await
         .map_err(CliError)

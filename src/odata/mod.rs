@@ -57,5 +57,5 @@ pub use query::{
 pub use resolve::QueryError;
 pub use scope::{Caller, Scope, Scopes};
 pub use search::parse_search;
-pub use service::{routes, ODataError, Reply, Service};
+pub use service::{routes, Cell, Cells, Layout, ODataError, Reply, Service};
 pub use sql::{count_query, filter_sql, page_query, selected_properties, Bind, Page, Sql};

@@ -9,6 +9,7 @@
 mod access;
 mod answer;
 mod expansion;
+mod number;
 mod path;
 mod reply;
 pub mod routes;
@@ -18,6 +19,7 @@ mod values;
 use std::borrow::Cow;
 
 pub use reply::{ODataError, Reply};
+pub use rows::{Cell, Cells, Layout};
 
 use super::model::{EntitySet, Model};
 use super::query::{BinaryOp, Expr, Query};

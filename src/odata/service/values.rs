@@ -2,6 +2,7 @@
 //! booleans from 0/1 where the engine has none, instants as RFC 3339 UTC
 //! with `Z`, whatever spelling the database stored them in.
 
+use super::number::write_double;
 use super::rows::Cell;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
@@ -30,22 +31,6 @@ pub fn write_value(out: &mut Vec<u8>, cell: Cell<'_>, edm: EdmType) {
 
 fn write_bool(out: &mut Vec<u8>, b: bool) {
     out.extend_from_slice(if b { b"true" } else { b"false" });
-}
-
-fn write_double(out: &mut Vec<u8>, x: f64) {
-    if x.is_finite() {
-        out.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
-    } else {
-        // JSON has no infinities; OData writes them as strings.
-        let text = if x.is_nan() {
-            "NaN"
-        } else if x > 0.0 {
-            "INF"
-        } else {
-            "-INF"
-        };
-        write_str(out, text);
-    }
 }
 
 /// A JSON string with escapes.
