@@ -34,6 +34,7 @@ pub mod security;
 pub mod session;
 pub mod state;
 pub mod sweep;
+pub mod workers;
 
 pub use config::{ConfigError, Settings};
 pub use error::{AuthError, FieldErrors};

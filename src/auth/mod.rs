@@ -1,6 +1,5 @@
 //! Signing in and out: credentials, password hashes, throttling, accounts.
 
-mod hash_threads;
 pub mod login;
 pub mod logout;
 mod password;

@@ -1,8 +1,8 @@
 //! Password hashing and verification, off the async workers.
 //!
-//! Hashes are computed on dedicated threads, one per core, at a lower
-//! scheduling priority ([`HashThreads`]): under a burst of sign-ins, page
-//! requests still get the CPU first.
+//! Hashes are computed on dedicated threads, one per core, each keeping its
+//! argon2 working memory, at a lower scheduling priority ([`Workers`]): under
+//! a burst of sign-ins, page requests still get the CPU first.
 //! Argon2id uses OWASP's parameters (19 MiB, t=2, p=1); bcrypt `$2y$`/`$2b$`
 //! hashes from a PHP application verify and are flagged for re-hashing.
 
@@ -13,8 +13,8 @@ use argon2::{Algorithm, Argon2, Block, Params, Version};
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 
-use super::hash_threads::HashThreads;
 use crate::config::HashAlgorithm;
+use crate::workers::{lower_priority, Workers};
 
 /// bcrypt cost for new hashes (Laravel's default).
 const BCRYPT_COST: u32 = 12;
@@ -32,8 +32,9 @@ pub struct Verification {
 #[derive(Clone)]
 pub struct PasswordHasher {
     algorithm: HashAlgorithm,
-    /// Where hashes are computed, one at a time per core.
-    threads: HashThreads,
+    /// Where hashes are computed, one at a time per core, each thread with
+    /// its argon2 working memory.
+    threads: Workers<Vec<Block>>,
     /// A hash of a random password, verified when the account does not exist,
     /// so an unknown address costs the same time as a wrong password.
     dummy: Arc<String>,
@@ -142,7 +143,10 @@ impl PasswordHasher {
         let dummy = hash_now(algorithm, random.expose()).unwrap_or_default();
         Ok(Self {
             algorithm,
-            threads: HashThreads::start(cores)?,
+            threads: Workers::start("gatehouse-hash", cores, || {
+                lower_priority();
+                Vec::new()
+            })?,
             dummy: Arc::new(dummy),
         })
     }

@@ -1,74 +1,77 @@
-//! A pool of plain SQLite connections for the hot read path of `/odata`.
+//! Plain SQLite connections for the hot read path of `/odata`.
 //!
 //! sqlx's SQLite driver hands every row through a worker thread and copies
 //! each value; for pages of hundreds of rows that copying is most of a
-//! request's cost. These connections are read by the OData service on
-//! blocking threads, straight from SQLite's own buffers. Writes, migrations
-//! and every other query stay on the sqlx pool; both open the same file, which
-//! WAL mode lets readers and the writer share.
+//! request's cost. These connections are read by the OData service on their
+//! own threads ([`Workers`]), one connection each, straight from SQLite's
+//! buffers. Writes, migrations and every other query stay on the sqlx pool;
+//! both open the same file, which WAL mode lets readers and the writer share.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use deadpool_sqlite::{Config, Pool, Runtime};
 use sqlx::sqlite::SqliteConnectOptions;
 
-/// The read pool over one SQLite file.
-#[derive(Clone)]
+use crate::workers::Workers;
+
+/// The read threads over one SQLite file, each with its connection, opened
+/// on first use.
+#[derive(Clone, Debug)]
 pub struct SqliteReader {
-    pool: std::sync::Arc<Connections>,
+    threads: Workers<Connection>,
 }
 
-/// The pool itself. Its connections close on blocking threads of the Tokio
-/// runtime; when the last handle goes after the runtime has stopped (a host
-/// dropping its Rocket at exit), they are left to the process's end instead.
-struct Connections(Option<Pool>);
+/// A read thread's connection: opened when the thread first reads.
+struct Connection {
+    path: PathBuf,
+    open: Option<rusqlite::Connection>,
+}
 
-impl Drop for Connections {
-    fn drop(&mut self) {
-        if tokio::runtime::Handle::try_current().is_err() {
-            std::mem::forget(self.0.take());
+impl Connection {
+    fn get(&mut self) -> Result<&rusqlite::Connection, ReadError> {
+        if self.open.is_none() {
+            let conn = rusqlite::Connection::open(&self.path)?;
+            conn.busy_timeout(Duration::from_secs(10))?;
+            self.open = Some(conn);
         }
+        self.open
+            .as_ref()
+            .ok_or_else(|| ReadError::Pool("no connection".into()))
     }
 }
 
-impl std::fmt::Debug for SqliteReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteReader").finish_non_exhaustive()
-    }
-}
-
-/// A failure of the read pool or of SQLite itself.
+/// A failure of the read threads or of SQLite itself.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// SQLite refused the statement or failed while running it.
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    /// No connection could be had, or the blocking task failed.
+    /// The read thread failed or is gone.
     #[error("sqlite read pool: {0}")]
     Pool(String),
 }
 
 impl SqliteReader {
-    /// A pool over the file `url` names; `None` for an in-memory database,
-    /// which other connections cannot see.
+    /// Read threads over the file `url` names; `None` for an in-memory
+    /// database, which other connections cannot see.
     pub fn for_url(url: &str) -> Option<SqliteReader> {
         let options: SqliteConnectOptions = url.parse().ok()?;
-        let path = options.get_filename();
+        let path = options.get_filename().to_path_buf();
         if path.as_os_str().is_empty() || path.to_string_lossy().contains(":memory:") {
             return None;
         }
         // Two readers per core keep the cores busy; more would only hold
         // more page caches.
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
-        let mut config = Config::new(path);
-        config.pool = Some(deadpool_sqlite::PoolConfig::new(2 * cores));
-        let pool = config.create_pool(Runtime::Tokio1).ok()?;
-        Some(SqliteReader {
-            pool: std::sync::Arc::new(Connections(Some(pool))),
+        let threads = Workers::start("gatehouse-read", 2 * cores, move || Connection {
+            path: path.clone(),
+            open: None,
         })
+        .ok()?;
+        Some(SqliteReader { threads })
     }
 
-    /// Runs `read` with a connection on a blocking thread.
+    /// Runs `read` with a connection on a read thread.
     pub async fn read<R, E>(
         &self,
         read: impl FnOnce(&rusqlite::Connection) -> Result<R, E> + Send + 'static,
@@ -77,22 +80,10 @@ impl SqliteReader {
         R: Send + 'static,
         E: From<ReadError> + Send + 'static,
     {
-        let pool = self
-            .pool
-            .0
-            .as_ref()
-            .ok_or_else(|| E::from(ReadError::Pool("closed".into())))?;
-        let conn = pool
-            .get()
+        self.threads
+            .run(move |conn| read(conn.get()?))
             .await
-            .map_err(|e| E::from(ReadError::Pool(e.to_string())))?;
-        conn.interact(move |conn| {
-            conn.busy_timeout(Duration::from_secs(10))
-                .map_err(|e| E::from(ReadError::from(e)))?;
-            read(conn)
-        })
-        .await
-        .map_err(|e| E::from(ReadError::Pool(e.to_string())))?
+            .ok_or_else(|| E::from(ReadError::Pool("the read thread failed".into())))?
     }
 }
 

@@ -1,0 +1,132 @@
+//! Dedicated threads for blocking work — password hashing, SQLite reads —
+//! each keeping its own state (argon2 working memory, a connection) and
+//! taking the next queued job the moment it finishes one. Between two
+//! queued jobs nothing has to be woken (no async task, no pool thread), so
+//! under load the cores never sit idle waiting for the scheduler.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// One job, given its thread's state.
+type Job<S> = Box<dyn FnOnce(&mut S) + Send>;
+
+/// A queue of jobs and the threads that run them, each with a state `S`.
+/// Clones share both; the threads end when the last clone is dropped.
+pub struct Workers<S> {
+    jobs: flume::Sender<Job<S>>,
+}
+
+impl<S> Clone for Workers<S> {
+    fn clone(&self) -> Self {
+        Workers {
+            jobs: self.jobs.clone(),
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for Workers<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workers")
+            .field("queued", &self.jobs.len())
+            .finish()
+    }
+}
+
+impl<S: 'static> Workers<S> {
+    /// Starts `count` threads (at least one) named `<name>-<i>`; each first
+    /// makes its state with `init`, on itself.
+    pub fn start(
+        name: &str,
+        count: usize,
+        init: impl Fn() -> S + Send + Clone + 'static,
+    ) -> std::io::Result<Workers<S>> {
+        let (jobs, queue) = flume::unbounded::<Job<S>>();
+        for i in 0..count.max(1) {
+            let (queue, init) = (queue.clone(), init.clone());
+            std::thread::Builder::new()
+                .name(format!("{name}-{i}"))
+                .spawn(move || {
+                    let mut state = init();
+                    while let Ok(job) = queue.recv() {
+                        // A job that panics loses its own answer, not the thread.
+                        let _ = catch_unwind(AssertUnwindSafe(|| job(&mut state)));
+                    }
+                })?;
+        }
+        Ok(Workers { jobs })
+    }
+
+    /// Runs `job` on the next free thread; `None` if it panicked or the
+    /// threads are gone. A job whose caller has gone (a closed connection)
+    /// is skipped.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut S) -> T + Send + 'static,
+    ) -> Option<T> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let job: Job<S> = Box::new(move |state| {
+            if !answer.is_closed() {
+                let _ = answer.send(job(state));
+            }
+        });
+        self.jobs.send(job).ok()?;
+        answered.await.ok()
+    }
+}
+
+/// Lowers the calling thread's scheduling priority (Linux `nice` 10), so
+/// that request handling gets the CPU first.
+pub fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread; no memory is shared.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_queued_job_is_answered_and_each_thread_keeps_its_state() {
+        let workers = Workers::start("test", 2, Vec::<u64>::new).unwrap();
+        let answers = futures::future::join_all((0..16u64).map(|n| {
+            workers.run(move |seen: &mut Vec<u64>| {
+                seen.push(n);
+                (n * n, seen.len())
+            })
+        }))
+        .await;
+        let mut longest = 0;
+        for (n, answer) in answers.into_iter().enumerate() {
+            let (square, len) = answer.expect("answered");
+            assert_eq!(square, (n * n) as u64);
+            longest = longest.max(len);
+        }
+        // 16 jobs on 2 threads: one of them ran at least 8, keeping its state.
+        assert!(longest >= 8, "state kept across jobs: {longest}");
+    }
+
+    #[tokio::test]
+    async fn a_job_that_panics_answers_none_and_the_thread_goes_on() {
+        let workers = Workers::start("test", 1, || ()).unwrap();
+        let failed = workers.run(|_| -> u8 { panic!("broken job") }).await;
+        assert_eq!(failed, None);
+        assert_eq!(workers.run(|_| 7u8).await, Some(7));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn threads_started_with_lower_priority_run_at_nice_10() {
+        let workers = Workers::start("test", 1, lower_priority).unwrap();
+        // SAFETY: getpriority reads the calling (worker) thread's priority.
+        let nice = workers
+            .run(|_| unsafe {
+                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                libc::getpriority(libc::PRIO_PROCESS, tid)
+            })
+            .await;
+        assert_eq!(nice, Some(10));
+    }
+}
