@@ -1,7 +1,7 @@
 //! The raw-SQL limit of the OData benchmark (`bench/odata.sh`): the exact SQL
 //! Gatehouse generates for the four reference queries, executed on the same
-//! SQLite file through the same read pool (`Db::connect`, then its plain
-//! SQLite connections on blocking threads, as the OData service reads) by 16
+//! SQLite file through the same read threads (`Db::connect`, then its plain
+//! SQLite connections on their threads, as the OData service reads) by 16
 //! concurrent tasks on 2 runtime threads, with no HTTP and no JSON. Every row
 //! is stepped through and each column read; encoding it is not part of the
 //! limit.

@@ -7,7 +7,7 @@ fn main() -> std::process::ExitCode {
 
 /// glibc gives each thread that allocates its own arena (up to eight per
 /// core) and keeps what a thread frees there for reuse by that arena alone;
-/// with OData pages built on blocking threads that holds many idle copies of
+/// with OData pages built on read threads that holds many idle copies of
 /// large buffers. Two arenas and a fixed threshold above which buffers are
 /// mapped (and unmapped when freed) keep the resident size near what is in
 /// use.

@@ -97,7 +97,7 @@ impl Db {
         self.dialect
     }
 
-    /// The read pool of plain SQLite connections, for a SQLite file.
+    /// The read threads with plain SQLite connections, for a SQLite file.
     pub fn sqlite_reader(&self) -> Option<&SqliteReader> {
         self.reader.as_ref()
     }

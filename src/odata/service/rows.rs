@@ -1,8 +1,8 @@
 //! Running a statement and handing its rows, as they arrive, to a [`Sink`]
 //! that writes them out at once: memory follows the page, never the table.
 //!
-//! On a SQLite file the rows are read on a blocking thread through the plain
-//! SQLite read pool, straight from SQLite's buffers; on other engines they
+//! On a SQLite file the rows are read on a read thread with a plain SQLite
+//! connection, straight from SQLite's buffers; on other engines they
 //! stream from sqlx. Either way a sink sees [`Cells`], so the JSON writing is
 //! the same code.
 
@@ -300,7 +300,7 @@ pub async fn run<S: Sink>(db: &Db, sql: Sql, limit: u64, sink: S) -> Result<(S, 
 }
 
 /// As [`run`], first handing the sink the integer `count` answers, on the
-/// same connection and (on SQLite) the same trip to a blocking thread.
+/// same connection and (on SQLite) the same trip to a read thread.
 pub async fn run_counted<S: Sink>(
     db: &Db,
     count: Option<Sql>,
