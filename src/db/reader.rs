@@ -29,14 +29,15 @@ struct Connection {
 
 impl Connection {
     fn get(&mut self) -> Result<&rusqlite::Connection, ReadError> {
-        if self.open.is_none() {
-            let conn = rusqlite::Connection::open(&self.path)?;
-            conn.busy_timeout(Duration::from_secs(10))?;
-            self.open = Some(conn);
-        }
-        self.open
-            .as_ref()
-            .ok_or_else(|| ReadError::Pool("no connection".into()))
+        let conn = match self.open.take() {
+            Some(conn) => conn,
+            None => {
+                let conn = rusqlite::Connection::open(&self.path)?;
+                conn.busy_timeout(Duration::from_secs(10))?;
+                conn
+            }
+        };
+        Ok(self.open.insert(conn))
     }
 }
 
@@ -60,8 +61,8 @@ impl SqliteReader {
         if path.as_os_str().is_empty() || path.to_string_lossy().contains(":memory:") {
             return None;
         }
-        // Two readers per core keep the cores busy; more would only hold
-        // more page caches.
+        // Two readers per core: more help large pages and slow small ones
+        // (BENCHMARKS.md), and each holds its own page cache.
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         let threads = Workers::start("gatehouse-read", 2 * cores, move || Connection {
             path: path.clone(),

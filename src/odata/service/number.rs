@@ -66,18 +66,9 @@ fn write_scaled(out: &mut Vec<u8>, scaled: i64) {
         *d = b'0' + (rest % 10) as u8;
         rest /= 10;
     }
-    let used = FRACTION_DIGITS - trailing_decimal_zeros(fraction);
+    // The fraction is not zero, so some digit is not.
+    let used = digits.iter().rposition(|&d| d != b'0').map_or(0, |i| i + 1);
     out.extend_from_slice(&digits[..used]);
-}
-
-/// How many decimal zeros `n` (non-zero) ends in.
-fn trailing_decimal_zeros(mut n: u64) -> usize {
-    let mut zeros = 0;
-    while n.is_multiple_of(10) {
-        n /= 10;
-        zeros += 1;
-    }
-    zeros
 }
 
 #[cfg(test)]
