@@ -144,11 +144,45 @@ impl Input {
     }
 
     /// A text field: `None` when absent, null or empty. A JSON value that is
-    /// not a string records `string` against the field.
+    /// not a string records `string`; NUL or another control character
+    /// records `invalid` (no such text reaches the database).
     pub fn text(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
+        self.string(name, errors, char::is_control)
+    }
+
+    /// A required text field; records `required` when absent or blank.
+    pub fn required_text(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
+        let before = errors.count(name);
+        let text = self.text(name, errors);
+        Self::required(name, text, before, errors)
+    }
+
+    /// A required password, taken exactly as typed: only NUL is refused
+    /// (`invalid`); any other character may be part of a password.
+    pub fn required_password(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
+        let before = errors.count(name);
+        let text = self.string(name, errors, |c| c == '\0');
+        Self::required(name, text, before, errors)
+    }
+
+    /// An optional password field (a confirmation), refusing only NUL.
+    pub fn password(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
+        self.string(name, errors, |c| c == '\0')
+    }
+
+    fn string(
+        &self,
+        name: &str,
+        errors: &mut FieldErrors,
+        refused: impl Fn(char) -> bool,
+    ) -> Option<String> {
         match self.fields.get(name) {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) if s.is_empty() => None,
+            Some(Value::String(s)) if s.chars().any(refused) => {
+                errors.add(name, "invalid");
+                None
+            }
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => {
                 errors.add(name, "string");
@@ -157,10 +191,15 @@ impl Input {
         }
     }
 
-    /// A required text field; records `required` when absent or blank.
-    pub fn required_text(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
-        let before = errors.count(name);
-        match self.text(name, errors) {
+    /// `text` when it is not blank; else records `required`, unless reading
+    /// the field recorded an error already (`before` codes were there then).
+    fn required(
+        name: &str,
+        text: Option<String>,
+        before: usize,
+        errors: &mut FieldErrors,
+    ) -> Option<String> {
+        match text {
             Some(s) if !s.trim().is_empty() => Some(s),
             _ => {
                 if errors.count(name) == before {

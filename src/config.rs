@@ -87,6 +87,11 @@ pub struct AuthSettings {
     pub hash: HashAlgorithm,
     /// Proxies whose `X-Forwarded-For` header names the client.
     pub trusted_proxies: Vec<IpAddr>,
+    /// Failed sign-ins (and reset requests) per client IP within the
+    /// window, over all addresses; 0 turns the budget off.
+    pub ip_throttle_attempts: u32,
+    /// Sign-ins that may wait for a password hash at once; 0 = unbounded.
+    pub hash_queue: u32,
 }
 
 impl Default for AuthSettings {
@@ -99,6 +104,8 @@ impl Default for AuthSettings {
             reset_throttle_seconds: 60,
             hash: HashAlgorithm::Argon2id,
             trusted_proxies: Vec::new(),
+            ip_throttle_attempts: 100,
+            hash_queue: 64,
         }
     }
 }
@@ -179,13 +186,30 @@ impl Default for MailSettings {
 }
 
 /// `[odata]` keys.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ODataSettings {
     /// Page sizes.
     pub pagination: PaginationSettings,
     /// Tables exposed as entity sets, by set name.
     pub sets: std::collections::BTreeMap<String, crate::odata::SetConfig>,
+    /// An OData statement running longer than this is cancelled (503
+    /// `query_timeout`).
+    pub statement_timeout_ms: u32,
+    /// Database connections OData reads may hold at once; sign-in and
+    /// sessions keep the rest of the pool.
+    pub max_connections: u32,
+}
+
+impl Default for ODataSettings {
+    fn default() -> Self {
+        Self {
+            pagination: PaginationSettings::default(),
+            sets: Default::default(),
+            statement_timeout_ms: 5000,
+            max_connections: 8,
+        }
+    }
 }
 
 /// `[odata.pagination]` keys.
@@ -276,6 +300,8 @@ impl Settings {
                 self.auth.throttle_window_seconds,
             ),
             ("auth.reset_token_minutes", self.auth.reset_token_minutes),
+            ("odata.statement_timeout_ms", self.odata.statement_timeout_ms),
+            ("odata.max_connections", self.odata.max_connections),
         ];
         for (key, value) in positive {
             if value == 0 {

@@ -13,7 +13,11 @@ use rocket::response::{self, Redirect, Responder};
 use rocket::serde::json::Json;
 use serde_json::{json, Value};
 
+use crate::security::loggable;
 use crate::session::Session;
+
+/// Seconds a client is asked to wait while the database cannot be reached.
+pub const RETRY_WHILE_UNAVAILABLE: u64 = 5;
 
 /// Validation codes per field, in the order they were found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,7 +102,16 @@ pub enum AuthError {
     /// The host bound no `OrgSetupHandler` (500 `org_setup_handler_missing`).
     #[error("no org-setup handler is bound")]
     OrgSetupHandlerMissing,
-    /// A database failure; the detail is logged, never sent.
+    /// Sign-in is at capacity: `auth.hash_queue` sign-ins already wait for a
+    /// hash (503 `busy`, `Retry-After: 1`).
+    #[error("too many sign-ins waiting for a password hash")]
+    Busy,
+    /// The database could not be reached before the handler ran (503
+    /// `server_error` with `Retry-After`); the cause was logged where seen.
+    #[error("the database cannot be reached")]
+    Unavailable,
+    /// A database failure; the detail is logged, never sent. 503 with
+    /// `Retry-After` while the database cannot be reached, else 500.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
     /// Any other server-side failure; the detail is logged, never sent.
@@ -118,6 +131,8 @@ impl AuthError {
             Self::Throttled { .. } => Status::TooManyRequests,
             Self::Unauthenticated => Status::Unauthorized,
             Self::UnknownIntent => Status::NotFound,
+            Self::Busy | Self::Unavailable => Status::ServiceUnavailable,
+            Self::Database(e) if crate::db::is_unavailable(e) => Status::ServiceUnavailable,
             Self::OrgSetupHandlerMissing | Self::Database(_) | Self::Internal(_) => {
                 Status::InternalServerError
             }
@@ -148,7 +163,10 @@ impl AuthError {
             Self::Unauthenticated => json!({"message": "unauthenticated"}),
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
             Self::OrgSetupHandlerMissing => json!({"message": "org_setup_handler_missing"}),
-            Self::Database(_) | Self::Internal(_) => json!({"message": "server_error"}),
+            Self::Busy => json!({"message": "busy"}),
+            Self::Database(_) | Self::Internal(_) | Self::Unavailable => {
+                json!({"message": "server_error"})
+            }
         }
     }
 }
@@ -173,8 +191,12 @@ fn screen_of(req: &Request<'_>) -> Option<&'static str> {
 impl<'r> Responder<'r, 'static> for AuthError {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         match &self {
-            Self::Database(e) => tracing::error!(error = %e, path = %req.uri(), "database failure"),
-            Self::Internal(e) => tracing::error!(error = %e, path = %req.uri(), "internal failure"),
+            Self::Database(e) => {
+                tracing::error!(error = %e, path = %loggable(req), "database failure")
+            }
+            Self::Internal(e) => {
+                tracing::error!(error = %e, path = %loggable(req), "internal failure")
+            }
             Self::OrgSetupHandlerMissing => tracing::error!(
                 "POST /auth/intents/org-setup: no OrgSetupHandler is bound; call Gatehouse::org_setup"
             ),
@@ -182,11 +204,21 @@ impl<'r> Responder<'r, 'static> for AuthError {
         }
         let retry_after = match &self {
             Self::Throttled { retry_after } => Some(*retry_after),
+            Self::Busy => Some(1),
+            Self::Database(_) | Self::Unavailable
+                if self.status() == Status::ServiceUnavailable =>
+            {
+                Some(RETRY_WHILE_UNAVAILABLE)
+            }
             _ => None,
         };
         let to_screen = matches!(
             self,
-            Self::Validation(_) | Self::Credentials | Self::Throttled { .. } | Self::ResetFailed
+            Self::Validation(_)
+                | Self::Credentials
+                | Self::Throttled { .. }
+                | Self::ResetFailed
+                | Self::Busy
         );
         if to_screen && is_form_post(req) {
             if let Some(screen) = screen_of(req) {

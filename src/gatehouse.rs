@@ -11,9 +11,10 @@ use rocket::fairing::{self, Fairing, Info, Kind};
 use rocket::fs::NamedFile;
 use rocket::{catch, catchers, get, routes, Build, Request, Response, Rocket, State};
 
-use crate::auth::{self, PasswordHasher, Throttle};
+use crate::auth::reset::requests::ResetRequests;
+use crate::auth::{self, PasswordHasher, Throttles};
 use crate::config::Settings;
-use crate::db::Db;
+use crate::db::{Db, ReadLimits};
 use crate::error::AuthError;
 use crate::events::{AuthEventListener, Events};
 use crate::i18n::Catalog;
@@ -21,7 +22,7 @@ use crate::intents::{self, DefaultDispenser, IntentDispenser, OrgSetupHandler};
 use crate::mail::{Composer, Mailer};
 use crate::odata::{self, declared_sets, EntitySet, Model, Service};
 use crate::screens::{self, Screens};
-use crate::security::{is_screen_path, screen_headers};
+use crate::security::{common_headers, is_screen_path, loggable, screen_headers};
 use crate::session::{wants_html, Session};
 use crate::state::{GatehouseState, HostRoutes};
 
@@ -105,35 +106,37 @@ impl Gatehouse {
     async fn build_state(&self, rocket: &Rocket<Build>) -> Result<GatehouseState, String> {
         let routes = Self::host_routes(rocket).map_err(|e| e.to_string())?;
         let settings = Settings::from_figment(rocket.figment()).map_err(|e| e.to_string())?;
-        let db = Db::connect(&settings.database_url)
+        let limits = ReadLimits {
+            statement_timeout_ms: settings.odata.statement_timeout_ms,
+            max_connections: settings.odata.max_connections,
+        };
+        let db = Db::connect_with(&settings.database_url, limits)
             .await
             .map_err(|e| format!("cannot open database `databases.main.url`: {e}"))?;
         db.migrate()
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
         let odata = self.odata_service(&db, &settings).await?;
-        let auth = &settings.auth;
         let catalog = Arc::new(Catalog::load()?);
+        let settings = Arc::new(settings);
+        let auth = &settings.auth;
+        let mailer = Mailer::start(&settings.mail)?;
+        let composer = Arc::new(Composer::new(
+            &settings.mail_sender_name(),
+            catalog.clone(),
+        )?);
         Ok(GatehouseState {
-            hasher: PasswordHasher::new(auth.hash)
+            hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
                 .map_err(|e| format!("cannot start the password hashing threads: {e}"))?,
-            throttle: Throttle::new(
+            throttles: Throttles::new(&db, auth),
+            reset_requests: ResetRequests::new(
                 db.clone(),
-                "login",
-                auth.throttle_attempts,
-                auth.throttle_window_seconds,
+                settings.clone(),
+                mailer.clone(),
+                composer.clone(),
             ),
-            forgot_throttle: Throttle::new(
-                db.clone(),
-                "forgot",
-                auth.throttle_attempts,
-                auth.throttle_window_seconds,
-            ),
-            mailer: Mailer::start(&settings.mail)?,
-            composer: Arc::new(Composer::new(
-                &settings.mail_sender_name(),
-                catalog.clone(),
-            )?),
+            mailer,
+            composer,
             screens: Arc::new(Screens::load(
                 settings.templates_dir.as_deref(),
                 catalog,
@@ -144,7 +147,7 @@ impl Gatehouse {
                     .is_file(),
                 settings.auth.password_min_length,
             )?),
-            settings: Arc::new(settings),
+            settings,
             db,
             events: self.events.clone(),
             dispenser: self
@@ -213,7 +216,10 @@ impl Fairing for Gatehouse {
                         odata::routes::odata,
                     ],
                 )
-                .register("/", catchers![unauthorized, forbidden, server_error])),
+                .register(
+                    "/",
+                    catchers![unauthorized, forbidden, server_error, unavailable],
+                )),
             Err(message) => {
                 tracing::error!("Gatehouse cannot start: {message}");
                 eprintln!("Gatehouse cannot start: {message}");
@@ -226,6 +232,7 @@ impl Fairing for Gatehouse {
         if let Some(gh) = rocket.state::<GatehouseState>() {
             let sweeper = crate::sweep::Sweeper::from(gh);
             tokio::spawn(async move { sweeper.run().await });
+            tokio::spawn(gh.reset_requests.clone().run());
         }
     }
 
@@ -235,9 +242,19 @@ impl Fairing for Gatehouse {
                 tracing::error!(error = %e, "session could not be saved");
             }
         }
+        let https = GatehouseState::of(req).is_some_and(|gh| gh.settings.is_https());
+        common_headers(res, https);
         if is_screen_path(req.uri().path().as_str()) {
             screen_headers(res);
         }
+        // Rocket's own request lines show the URI as sent; this one hides
+        // the secrets a path may carry (the host turns Rocket's lines off).
+        tracing::info!(
+            target: "gatehouse::request",
+            method = %req.method(),
+            uri = %loggable(req),
+            status = res.status().code,
+        );
     }
 }
 
@@ -261,6 +278,12 @@ fn unauthorized(req: &Request<'_>) -> Result<rocket::response::Redirect, AuthErr
 #[catch(403)]
 fn forbidden() -> rocket::serde::json::Value {
     rocket::serde::json::json!({"message": "cross_origin"})
+}
+
+/// The database could not be reached while loading the session.
+#[catch(503)]
+fn unavailable() -> AuthError {
+    AuthError::Unavailable
 }
 
 #[catch(500)]

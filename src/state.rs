@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::auth::{PasswordHasher, Throttle};
+use crate::auth::{PasswordHasher, Throttles};
 use crate::config::Settings;
 use crate::db::Db;
 use crate::events::Events;
@@ -32,10 +32,10 @@ pub struct GatehouseState {
     pub db: Db,
     /// Password hashing off the async workers.
     pub hasher: PasswordHasher,
-    /// Failure counters kept in the database.
-    pub throttle: Throttle,
-    /// Reset-link requests per address + client IP.
-    pub forgot_throttle: Throttle,
+    /// Attempt counters kept in the database.
+    pub throttles: Throttles,
+    /// Answered forgot-password requests and their worker.
+    pub reset_requests: crate::auth::reset::requests::ResetRequests,
     /// The background mail sender.
     pub mailer: crate::mail::Mailer,
     /// Renders notifications.

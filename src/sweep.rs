@@ -31,7 +31,7 @@ pub struct Swept {
 pub struct Sweeper {
     db: Db,
     settings: Arc<Settings>,
-    throttles: [Throttle; 2],
+    throttle: Throttle,
 }
 
 impl From<&GatehouseState> for Sweeper {
@@ -39,7 +39,7 @@ impl From<&GatehouseState> for Sweeper {
         Self {
             db: gh.db.clone(),
             settings: gh.settings.clone(),
-            throttles: [gh.throttle.clone(), gh.forgot_throttle.clone()],
+            throttle: gh.throttles.login.clone(),
         }
     }
 }
@@ -47,10 +47,8 @@ impl From<&GatehouseState> for Sweeper {
 impl Sweeper {
     /// Runs one sweep.
     pub async fn once(&self) -> Result<Swept, sqlx::Error> {
-        let mut throttle_counters = 0;
-        for throttle in &self.throttles {
-            throttle_counters += throttle.sweep().await?;
-        }
+        // Every counter lives in one table: one sweep ends them all.
+        let throttle_counters = self.throttle.sweep().await?;
         let idle_seconds = i64::from(self.settings.session.idle_minutes) * 60;
         Ok(Swept {
             reset_tokens: broker::sweep(&self.db, self.settings.auth.reset_token_minutes).await?,

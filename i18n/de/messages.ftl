@@ -23,3 +23,5 @@ msg-error = Bitte korrigieren Sie die markierten Felder.
 msg-already_member = Sie gehören bereits zu einer Organisation.
 msg-unknown_intent = Diesen Schritt gibt es nicht.
 msg-org_setup_handler_missing = Die Einrichtung von Organisationen ist nicht verfügbar.
+msg-busy = Wir sind gerade sehr ausgelastet. Bitte versuchen Sie es gleich noch einmal.
+msg-invalid = Dies enthält Zeichen, die nicht erlaubt sind.

@@ -23,3 +23,5 @@ msg-error = Please correct the marked fields.
 msg-already_member = You already belong to an organisation.
 msg-unknown_intent = This step does not exist.
 msg-org_setup_handler_missing = Organisation setup is not available.
+msg-busy = We are very busy right now. Please try again in a moment.
+msg-invalid = This contains characters that are not allowed.

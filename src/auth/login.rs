@@ -6,7 +6,7 @@ use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
-use super::throttle::Attempt;
+use super::Begun;
 use super::users;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
@@ -29,7 +29,7 @@ impl Credentials {
     fn from_input(input: &Input) -> Result<Self, AuthError> {
         let mut errors = FieldErrors::new();
         let email = input.required_email("email", &mut errors);
-        let password = input.required_text("password", &mut errors);
+        let password = input.required_password("password", &mut errors);
         if password
             .as_ref()
             .is_some_and(|p| p.chars().count() > crate::domain::MAX_PASSWORD_CHARS)
@@ -62,17 +62,29 @@ pub async fn login(
 ) -> Result<Reply, AuthError> {
     let input = body?;
     let credentials = Credentials::from_input(&input)?;
+    // Capacity first: a full hash queue refuses before any write or hash.
+    let place = gh.hasher.reserve().ok_or(AuthError::Busy)?;
     let ip = ip.to_string();
-    let key = gh.throttle.key(&credentials.email, &ip);
-    if let Attempt::Refused { retry_after, first } = gh.throttle.hit(&key).await? {
-        if first {
-            gh.events.emit(AuthEvent::Lockout {
-                email: credentials.email.to_string(),
-                ip,
-            });
+    let throttles = &gh.throttles;
+    let ip_key = throttles.login_ip.ip_key(&ip);
+    if throttles.login_ip.is_on() {
+        if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
+            return Err(AuthError::Throttled { retry_after });
         }
-        return Err(AuthError::Throttled { retry_after });
     }
+    let key = throttles.login.key(&credentials.email, &ip);
+    let check = match throttles.login.begin(&key).await? {
+        Begun::Check(check) => check,
+        Begun::Refused { retry_after, first } => {
+            if first {
+                gh.events.emit(AuthEvent::Lockout {
+                    email: credentials.email.to_string(),
+                    ip,
+                });
+            }
+            return Err(AuthError::Throttled { retry_after });
+        }
+    };
     let user = users::find_by_email(&gh.db, &credentials.email).await?;
     let verification = gh
         .hasher
@@ -82,12 +94,16 @@ pub async fn login(
         )
         .await;
     let Some(user) = user.filter(|_| verification.matches) else {
+        check.failed().await?;
+        if throttles.login_ip.is_on() {
+            throttles.login_ip.record(&ip_key).await?;
+        }
         gh.events.emit(AuthEvent::Failed {
             email: credentials.email.to_string(),
         });
         return Err(AuthError::Credentials);
     };
-    gh.throttle.clear(&key).await?;
+    check.succeeded().await?;
     if verification.needs_rehash {
         let rehashed = gh
             .hasher
@@ -96,6 +112,7 @@ pub async fn login(
             .map_err(AuthError::Internal)?;
         users::set_password_hash(&gh.db, user.id, &rehashed).await?;
     }
+    drop(place);
     session.sign_in(user.id);
     if credentials.remember {
         let token = users::ensure_remember_token(&gh.db, user.id).await?;

@@ -26,6 +26,6 @@ pub async fn logout(
         gh.events.emit(AuthEvent::Logout { user_id });
     }
     session.destroy();
-    forget_remembered(jar);
+    forget_remembered(jar, gh);
     Ok(Redirect::to(gh.routes.home.clone()))
 }

@@ -12,6 +12,7 @@ use argon2::password_hash::{PasswordHash, PasswordHasher as _, SaltString};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::HashAlgorithm;
 use crate::workers::{lower_priority, Workers};
@@ -38,6 +39,14 @@ pub struct PasswordHasher {
     /// A hash of a random password, verified when the account does not exist,
     /// so an unknown address costs the same time as a wrong password.
     dummy: Arc<String>,
+    /// Places for sign-ins waiting for a hash (`auth.hash_queue`); `None`
+    /// when unbounded.
+    queue: Option<Arc<Semaphore>>,
+}
+
+/// A sign-in's place in the hash queue, given back when dropped.
+pub struct QueuePlace {
+    _permit: Option<OwnedSemaphorePermit>,
 }
 
 fn argon2() -> Argon2<'static> {
@@ -54,7 +63,7 @@ fn hash_now(algorithm: HashAlgorithm, password: &str) -> Result<String, String> 
                 .map(|h| h.to_string())
                 .map_err(|e| e.to_string())
         }
-        HashAlgorithm::Bcrypt => bcrypt::hash_with_result(password, BCRYPT_COST)
+        HashAlgorithm::Bcrypt => bcrypt::non_truncating_hash_with_result(password, BCRYPT_COST)
             .map(|h| h.format_for_version(bcrypt::Version::TwoY))
             .map_err(|e| e.to_string()),
     }
@@ -117,7 +126,8 @@ fn verify_now(
             needs_rehash: algorithm != HashAlgorithm::Argon2id || !current,
         }
     } else if hash.starts_with("$2") {
-        let matches = bcrypt::verify(password, hash).unwrap_or(false);
+        // Over 72 bytes bcrypt would compare only the first 72: refused.
+        let matches = bcrypt::non_truncating_verify(password, hash).unwrap_or(false);
         let cost_ok = hash
             .get(4..6)
             .and_then(|c| c.parse::<u32>().ok())
@@ -136,8 +146,8 @@ fn verify_now(
 
 impl PasswordHasher {
     /// A hasher producing `algorithm` hashes, with one hashing thread per
-    /// core.
-    pub fn new(algorithm: HashAlgorithm) -> std::io::Result<Self> {
+    /// core, and at most `queue` sign-ins waiting for them (0 = unbounded).
+    pub fn new(algorithm: HashAlgorithm, queue: u32) -> std::io::Result<Self> {
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         let random = crate::domain::SecretToken::generate();
         let dummy = hash_now(algorithm, random.expose()).unwrap_or_default();
@@ -148,7 +158,19 @@ impl PasswordHasher {
                 Vec::new()
             })?,
             dummy: Arc::new(dummy),
+            queue: (queue > 0).then(|| Arc::new(Semaphore::new(queue as usize))),
         })
+    }
+
+    /// A place in the hash queue for one sign-in, or `None` when the queue
+    /// is full (the caller answers 503 before doing any work).
+    pub fn reserve(&self) -> Option<QueuePlace> {
+        match &self.queue {
+            None => Some(QueuePlace { _permit: None }),
+            Some(queue) => queue.clone().try_acquire_owned().ok().map(|permit| QueuePlace {
+                _permit: Some(permit),
+            }),
+        }
     }
 
     /// Hashes a new password with the configured algorithm.

@@ -1,14 +1,33 @@
 //! Attempt counters kept in the database, so every instance sharing it counts
-//! together. Each attempt increments its counter atomically *before* the
-//! password is checked: concurrent guesses cannot slip past the limit, and
-//! once it is exceeded even a correct password is refused until the window
-//! ends. A successful sign-in clears the counter.
+//! together.
+//!
+//! A counter row holds, for one key and window, the `hits` counted so far,
+//! the checks still `pending` and whether a refusal was already reported.
+//! Two ways of counting use it:
+//!
+//! - [`Throttle::begin`] for sign-in checks: a check takes a slot before the
+//!   password is verified, and only while `hits + pending` is below the
+//!   limit, so concurrent guesses can never get more checks than the limit.
+//!   A check that fails becomes a hit; one that succeeds clears the counter.
+//!   An attempt that finds the last slots taken by checks in progress waits
+//!   for their outcome instead of being refused: right passwords sent at
+//!   once all succeed.
+//! - [`Throttle::hit`] where every request counts (reset-link requests) and
+//!   [`Throttle::record`] / [`Throttle::exhausted`] for budgets that count
+//!   failures reported after the fact (the per-IP budget).
+
+use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
 use crate::clock::unix_now;
 use crate::db::{Db, DbError};
 use crate::domain::{sha256_hex, Email};
+
+/// How long an attempt waits for checks in progress before it is refused.
+const MAX_WAIT: Duration = Duration::from_secs(5);
+/// How often a waiting attempt looks again.
+const POLL: Duration = Duration::from_millis(25);
 
 /// Outcome of counting one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,13 +43,67 @@ pub enum Attempt {
     },
 }
 
-/// Counters of one kind (sign-in, reset requests), each per address + client IP.
+/// Counters of one kind (sign-in, reset requests, per-IP budgets).
 #[derive(Clone, Debug)]
 pub struct Throttle {
     db: Db,
     scope: &'static str,
     limit: u32,
     window_seconds: u32,
+}
+
+/// A check that holds a slot of its counter until its outcome is known.
+///
+/// Report it with [`Check::failed`] or [`Check::succeeded`]; a check dropped
+/// unreported (the request went away) counts as a failure, so abandoning
+/// requests cannot be used to guess for free.
+pub struct Check {
+    slot: Option<(Throttle, String)>,
+}
+
+impl Check {
+    /// The password was wrong: the slot becomes a counted failure.
+    pub async fn failed(mut self) -> Result<(), DbError> {
+        match self.slot.take() {
+            Some((throttle, key)) => throttle.release(&key, true).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The sign-in succeeded: the counter is cleared.
+    pub async fn succeeded(mut self) -> Result<(), DbError> {
+        match self.slot.take() {
+            Some((throttle, key)) => throttle.clear(&key).await,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Check {
+    fn drop(&mut self) {
+        if let Some((throttle, key)) = self.slot.take() {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(e) = throttle.release(&key, true).await {
+                        tracing::warn!(error = %e, "abandoned sign-in check not counted");
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// The answer of [`Throttle::begin`].
+pub enum Begun {
+    /// The check may run; report its outcome.
+    Check(Check),
+    /// The limit is reached.
+    Refused {
+        /// Seconds until the window ends.
+        retry_after: u64,
+        /// This attempt is the first one refused in the window.
+        first: bool,
+    },
 }
 
 impl Throttle {
@@ -44,61 +117,187 @@ impl Throttle {
         }
     }
 
+    /// Whether this throttle counts at all (a limit of 0 turns it off).
+    pub fn is_on(&self) -> bool {
+        self.limit > 0
+    }
+
     /// The stored key: a digest of scope, lower-cased address and client IP.
     pub fn key(&self, email: &Email, ip: &str) -> String {
         sha256_hex(&format!("{}|{}|{}", self.scope, email.as_str(), ip))
     }
 
-    /// Counts an attempt for `key` and says whether it may proceed.
+    /// The stored key of a budget per client IP, whatever the address.
+    pub fn ip_key(&self, ip: &str) -> String {
+        sha256_hex(&format!("{}|{}", self.scope, ip))
+    }
+
+    /// Starts the window of `key` if none is running (or the last one ended).
+    async fn open_window(&self, key: &str, now: i64) -> Result<(), DbError> {
+        let d = self.db.dialect();
+        // MySQL assigns left to right, each assignment seeing the ones
+        // before it: `expires_at`, which the others test, goes last. (Each
+        // placeholder is used once: MySQL's are positional.)
+        let ended = |n: u8| format!("gatehouse_throttle.expires_at <= ${n}");
+        let sql = format!(
+            "INSERT INTO gatehouse_throttle (throttle_key, hits, pending, refused, expires_at) \
+             VALUES ($1, 0, 0, 0, $2) {} \
+             hits = CASE WHEN {} THEN 0 ELSE gatehouse_throttle.hits END, \
+             pending = CASE WHEN {} THEN 0 ELSE gatehouse_throttle.pending END, \
+             refused = CASE WHEN {} THEN 0 ELSE gatehouse_throttle.refused END, \
+             expires_at = CASE WHEN {} THEN $7 ELSE gatehouse_throttle.expires_at END",
+            d.upsert("throttle_key"),
+            ended(3),
+            ended(4),
+            ended(5),
+            ended(6),
+        );
+        let end = now + i64::from(self.window_seconds);
+        self.db
+            .execute(
+                self.db
+                    .query(&sql)
+                    .bind(key.to_owned())
+                    .bind(end)
+                    .bind(now)
+                    .bind(now)
+                    .bind(now)
+                    .bind(now)
+                    .bind(end),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Takes a slot for a check of `key`, waiting while checks in progress
+    /// hold the last ones.
+    pub async fn begin(&self, key: &str) -> Result<Begun, DbError> {
+        let waited = Instant::now();
+        loop {
+            let now = unix_now();
+            self.open_window(key, now).await?;
+            let taken = self
+                .db
+                .execute(
+                    self.db
+                        .query(
+                            "UPDATE gatehouse_throttle SET pending = pending + 1 \
+                             WHERE throttle_key = $1 AND hits + pending < $2",
+                        )
+                        .bind(key.to_owned())
+                        .bind(i64::from(self.limit)),
+                )
+                .await?;
+            if taken == 1 {
+                return Ok(Begun::Check(Check {
+                    slot: Some((self.clone(), key.to_owned())),
+                }));
+            }
+            let (_, pending, expires_at) = self.read(key).await?;
+            if pending > 0 && waited.elapsed() < MAX_WAIT {
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+            return Ok(Begun::Refused {
+                retry_after: (expires_at - now).max(1) as u64,
+                first: self.report_refusal(key).await?,
+            });
+        }
+    }
+
+    /// Marks the window as refused; true for the first refusal.
+    async fn report_refusal(&self, key: &str) -> Result<bool, DbError> {
+        let marked = self
+            .db
+            .execute(
+                self.db
+                    .query(
+                        "UPDATE gatehouse_throttle SET refused = 1 \
+                         WHERE throttle_key = $1 AND refused = 0",
+                    )
+                    .bind(key.to_owned()),
+            )
+            .await?;
+        Ok(marked == 1)
+    }
+
+    /// Gives back a slot; a failure stays counted as a hit.
+    async fn release(&self, key: &str, failed: bool) -> Result<(), DbError> {
+        self.db
+            .execute(
+                self.db
+                    .query(
+                        "UPDATE gatehouse_throttle SET hits = hits + $1, \
+                         pending = CASE WHEN pending > 0 THEN pending - 1 ELSE 0 END \
+                         WHERE throttle_key = $2",
+                    )
+                    .bind(i64::from(failed))
+                    .bind(key.to_owned()),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// `hits`, `pending` and `expires_at` of `key` (zeros when there is no row).
+    async fn read(&self, key: &str) -> Result<(i64, i64, i64), DbError> {
+        let row = self
+            .db
+            .fetch_optional(
+                self.db
+                    .query(
+                        "SELECT hits, pending, expires_at FROM gatehouse_throttle \
+                         WHERE throttle_key = $1",
+                    )
+                    .bind(key.to_owned()),
+            )
+            .await?;
+        match row {
+            Some(row) => Ok((
+                row.try_get::<i64, _>("hits")?,
+                row.try_get::<i64, _>("pending")?,
+                row.try_get::<i64, _>("expires_at")?,
+            )),
+            None => Ok((0, 0, 0)),
+        }
+    }
+
+    /// Counts an attempt for `key` (every attempt counts) and says whether it
+    /// may proceed.
     pub async fn hit(&self, key: &str) -> Result<Attempt, DbError> {
         let now = unix_now();
-        let window_end = now + i64::from(self.window_seconds);
-        let d = self.db.dialect();
-        let upsert = format!(
-            "INSERT INTO gatehouse_throttle (throttle_key, hits, expires_at) VALUES ($1, 1, $2) \
-             {} hits = CASE WHEN gatehouse_throttle.expires_at <= $3 \
-                 THEN 1 ELSE gatehouse_throttle.hits + 1 END, \
-             expires_at = CASE WHEN gatehouse_throttle.expires_at <= $4 \
-                 THEN {} ELSE gatehouse_throttle.expires_at END",
-            d.upsert("throttle_key"),
-            d.excluded("expires_at"),
-        );
-        let returning = format!("{upsert} RETURNING hits, expires_at");
-        let counted = |sql| {
-            sqlx::query(sql)
-                .bind(key.to_owned())
-                .bind(window_end)
-                .bind(now)
-                .bind(now)
-        };
-        let row = if d.has_returning() {
-            counted(d.placeholders(&returning))
-                .fetch_one(self.db.pool())
-                .await?
-        } else {
-            // The upsert locks the row until commit, so the read sees this
-            // attempt's count and no other instance's in between.
-            let mut tx = self.db.pool().begin().await?;
-            counted(d.placeholders(&upsert)).execute(&mut *tx).await?;
-            let row = sqlx::query(d.placeholders(
-                "SELECT hits, expires_at FROM gatehouse_throttle WHERE throttle_key = $1",
-            ))
-            .bind(key.to_owned())
-            .fetch_one(&mut *tx)
-            .await?;
-            tx.commit().await?;
-            row
-        };
-        let hits: i64 = row.try_get("hits")?;
-        let expires_at: i64 = row.try_get("expires_at")?;
+        self.open_window(key, now).await?;
+        self.record(key).await?;
+        let (hits, _, expires_at) = self.read(key).await?;
         let limit = i64::from(self.limit);
         if hits <= limit {
             return Ok(Attempt::Allowed);
         }
         Ok(Attempt::Refused {
             retry_after: (expires_at - now).max(1) as u64,
-            first: hits == limit + 1,
+            first: self.report_refusal(key).await?,
         })
+    }
+
+    /// Counts one failure against `key` (a budget checked by [`Self::exhausted`]).
+    pub async fn record(&self, key: &str) -> Result<(), DbError> {
+        self.open_window(key, unix_now()).await?;
+        self.db
+            .execute(
+                self.db
+                    .query("UPDATE gatehouse_throttle SET hits = hits + 1 WHERE throttle_key = $1")
+                    .bind(key.to_owned()),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Seconds until the window of `key` ends when its budget is spent
+    /// (`limit` failures counted), else `None`.
+    pub async fn exhausted(&self, key: &str) -> Result<Option<u64>, DbError> {
+        let now = unix_now();
+        let (hits, _, expires_at) = self.read(key).await?;
+        let spent = expires_at > now && hits >= i64::from(self.limit);
+        Ok(spent.then(|| (expires_at - now).max(1) as u64))
     }
 
     /// Forgets the counter of `key` (after a successful sign-in).
@@ -122,5 +321,32 @@ impl Throttle {
                     .bind(unix_now()),
             )
             .await
+    }
+}
+
+/// Every counter of the sign-in and reset routes.
+#[derive(Clone, Debug)]
+pub struct Throttles {
+    /// Sign-in failures per address + client IP.
+    pub login: Throttle,
+    /// Sign-in failures per client IP, over all addresses.
+    pub login_ip: Throttle,
+    /// Reset-link requests per address + client IP.
+    pub forgot: Throttle,
+    /// Reset-link requests per client IP, over all addresses.
+    pub forgot_ip: Throttle,
+}
+
+impl Throttles {
+    /// The counters `auth` configures, on `db`.
+    pub fn new(db: &Db, auth: &crate::config::AuthSettings) -> Self {
+        let window = auth.throttle_window_seconds;
+        let counter = |scope, limit| Throttle::new(db.clone(), scope, limit, window);
+        Self {
+            login: counter("login", auth.throttle_attempts),
+            login_ip: counter("login-ip", auth.ip_throttle_attempts),
+            forgot: counter("forgot", auth.throttle_attempts),
+            forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
+        }
     }
 }

@@ -30,6 +30,28 @@ pub struct Db {
     pool: AnyPool,
     dialect: Dialect,
     reader: Option<SqliteReader>,
+    /// A server engine's connections for bulk reads (OData), apart from
+    /// `pool`, with the statement timeout set on each.
+    reads: Option<AnyPool>,
+}
+
+/// What bulk reads (OData) may take of the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// A read statement running longer is cancelled (milliseconds).
+    pub statement_timeout_ms: u32,
+    /// Connections (on SQLite: read threads) bulk reads hold at most; the
+    /// pool that sign-in and sessions use is never among them.
+    pub max_connections: u32,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self {
+            statement_timeout_ms: 5000,
+            max_connections: 8,
+        }
+    }
 }
 
 /// Database failures. Never shown to a client: callers map them to a generic
@@ -43,6 +65,11 @@ impl Db {
     /// requests wait for each other instead of failing with "database is locked".
     /// MySQL connections read committed, as PostgreSQL's do.
     pub async fn connect(url: &str) -> Result<Self, DbError> {
+        Self::connect_with(url, ReadLimits::default()).await
+    }
+
+    /// As [`Db::connect`], with bulk reads held to `limits`.
+    pub async fn connect_with(url: &str, limits: ReadLimits) -> Result<Self, DbError> {
         sqlx::any::install_default_drivers();
         let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
         let mut options = AnyPoolOptions::new()
@@ -76,15 +103,22 @@ impl Db {
             });
         }
         let pool = options.connect(url).await?;
-        let reader = match dialect {
-            Dialect::Sqlite => SqliteReader::for_url(url),
-            _ => None,
+        let (reader, reads) = match dialect {
+            Dialect::Sqlite => (SqliteReader::for_url(url, limits), None),
+            Dialect::Postgres | Dialect::MySql => (None, Some(read_pool(url, dialect, limits)?)),
         };
         Ok(Self {
             pool,
             dialect,
             reader,
+            reads,
         })
+    }
+
+    /// The connections bulk reads (OData) use: their own on a server
+    /// engine, else the pool.
+    pub fn read_pool(&self) -> &AnyPool {
+        self.reads.as_ref().unwrap_or(&self.pool)
     }
 
     /// Runs the migration set of this dialect.
@@ -152,6 +186,81 @@ impl Db {
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<u64, DbError> {
         Ok(query.execute(&self.pool).await?.rows_affected())
+    }
+}
+
+/// The server engine's pool for bulk reads: at most `limits.max_connections`
+/// connections, each cancelling statements after the timeout. Connections
+/// are opened on demand, so a database that is down at start does not stop
+/// the process.
+fn read_pool(url: &str, dialect: Dialect, limits: ReadLimits) -> Result<AnyPool, DbError> {
+    let timeout_ms = limits.statement_timeout_ms;
+    AnyPoolOptions::new()
+        .max_connections(limits.max_connections)
+        .min_connections(0)
+        .acquire_timeout(Duration::from_secs(10))
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                match dialect {
+                    Dialect::Postgres => {
+                        conn.execute(&*format!("SET statement_timeout = {timeout_ms}"))
+                            .await?;
+                    }
+                    Dialect::MySql => {
+                        conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+                            .await?;
+                        // MariaDB counts seconds in `max_statement_time`;
+                        // MySQL has `max_execution_time` in milliseconds.
+                        let mariadb = format!(
+                            "SET SESSION max_statement_time = {}",
+                            f64::from(timeout_ms) / 1000.0
+                        );
+                        if conn.execute(&*mariadb).await.is_err() {
+                            conn.execute(&*format!("SET SESSION max_execution_time = {timeout_ms}"))
+                                .await?;
+                        }
+                    }
+                    Dialect::Sqlite => {}
+                }
+                Ok(())
+            })
+        })
+        .connect_lazy(url)
+}
+
+/// Whether `e` is a statement cancelled by the read timeout: PostgreSQL's
+/// `query_canceled` (57014), MariaDB's error 1969, MySQL's 3024.
+pub fn is_timeout(e: &DbError) -> bool {
+    let Some(db) = e.as_database_error() else {
+        return false;
+    };
+    match db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
+        Some(mysql) => matches!(mysql.number(), 1969 | 3024),
+        None => db.code().is_some_and(|code| code == "57014"),
+    }
+}
+
+/// Whether `e` says the database cannot be reached right now (down,
+/// restarting, out of connections) rather than that a statement failed:
+/// such a request may succeed when retried.
+pub fn is_unavailable(e: &DbError) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => match db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+        {
+            // Server shutting down; lost connections arrive as I/O errors.
+            Some(mysql) => matches!(mysql.number(), 1053 | 1077 | 1927),
+            // SQLSTATE class 08 (connection exception) and PostgreSQL's
+            // 57P01-57P03 (shut down, crashed, starting up).
+            None => db.code().is_some_and(|code| {
+                code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")
+            }),
+        },
+        _ => false,
     }
 }
 

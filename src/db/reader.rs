@@ -8,7 +8,9 @@
 //! both open the same file, which WAL mode lets readers and the writer share.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use sqlx::sqlite::SqliteConnectOptions;
 
@@ -19,7 +21,12 @@ use crate::workers::Workers;
 #[derive(Clone, Debug)]
 pub struct SqliteReader {
     threads: Workers<Connection>,
+    /// How long one read may run before SQLite is told to stop.
+    timeout: Duration,
 }
+
+/// SQLite virtual-machine steps between two looks at the clock.
+const STEPS_PER_CHECK: std::os::raw::c_int = 4096;
 
 /// A read thread's connection: opened when the thread first reads.
 struct Connection {
@@ -50,12 +57,15 @@ pub enum ReadError {
     /// The read thread failed or is gone.
     #[error("sqlite read pool: {0}")]
     Pool(String),
+    /// The read ran past the statement timeout and was interrupted.
+    #[error("the read ran past the statement timeout")]
+    Timeout,
 }
 
 impl SqliteReader {
     /// Read threads over the file `url` names; `None` for an in-memory
     /// database, which other connections cannot see.
-    pub fn for_url(url: &str) -> Option<SqliteReader> {
+    pub fn for_url(url: &str, limits: super::ReadLimits) -> Option<SqliteReader> {
         let options: SqliteConnectOptions = url.parse().ok()?;
         let path = options.get_filename().to_path_buf();
         if path.as_os_str().is_empty() || path.to_string_lossy().contains(":memory:") {
@@ -64,12 +74,16 @@ impl SqliteReader {
         // Two readers per core: more help large pages and slow small ones
         // (BENCHMARKS.md), and each holds its own page cache.
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
-        let threads = Workers::start("gatehouse-read", 2 * cores, move || Connection {
+        let count = (2 * cores).min(limits.max_connections as usize).max(1);
+        let threads = Workers::start("gatehouse-read", count, move || Connection {
             path: path.clone(),
             open: None,
         })
         .ok()?;
-        Some(SqliteReader { threads })
+        Some(SqliteReader {
+            threads,
+            timeout: Duration::from_millis(u64::from(limits.statement_timeout_ms)),
+        })
     }
 
     /// Runs `read` with a connection on a read thread.
@@ -81,8 +95,34 @@ impl SqliteReader {
         R: Send + 'static,
         E: From<ReadError> + Send + 'static,
     {
+        let timeout = self.timeout;
         self.threads
-            .run(move |conn| read(conn.get()?))
+            .run(move |conn| {
+                let conn = conn.get()?;
+                let deadline = Instant::now() + timeout;
+                let interrupted = Arc::new(AtomicBool::new(false));
+                let flag = interrupted.clone();
+                // SQLite calls this every few thousand steps; `true` makes
+                // the running statement fail with SQLITE_INTERRUPT.
+                conn.progress_handler(
+                    STEPS_PER_CHECK,
+                    Some(move || {
+                        let late = Instant::now() >= deadline;
+                        if late {
+                            flag.store(true, Ordering::Relaxed);
+                        }
+                        late
+                    }),
+                );
+                let answer = read(conn);
+                conn.progress_handler(STEPS_PER_CHECK, None::<fn() -> bool>);
+                match answer {
+                    Err(_) if interrupted.load(Ordering::Relaxed) => {
+                        Err(E::from(ReadError::Timeout))
+                    }
+                    answer => answer,
+                }
+            })
             .await
             .ok_or_else(|| E::from(ReadError::Pool("the read thread failed".into())))?
     }

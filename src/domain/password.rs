@@ -2,8 +2,12 @@
 
 use secrecy::{ExposeSecret, SecretString};
 
+use crate::config::HashAlgorithm;
+
 /// The longest password accepted, in characters.
 pub const MAX_PASSWORD_CHARS: usize = 128;
+/// The most bytes of a password bcrypt reads.
+pub const BCRYPT_MAX_BYTES: usize = 72;
 
 /// Why a proposed password was refused; each is its own validation code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +59,26 @@ impl Password {
             return Err(PasswordRejection::TooCommon);
         }
         Ok(Self(SecretString::from(raw)))
+    }
+
+    /// Checks that `algorithm` can hash the password whole: bcrypt reads
+    /// only the first 72 bytes, so a longer password is refused
+    /// ([`PasswordRejection::TooLong`]) instead of being cut.
+    ///
+    /// ```
+    /// use gatehouse::config::HashAlgorithm;
+    /// use gatehouse::domain::{Password, PasswordRejection};
+    /// let long = "correct horse battery staple ".repeat(3);
+    /// let password = Password::parse(long, 12, &[]).unwrap();
+    /// assert_eq!(password.hashable_by(HashAlgorithm::Bcrypt).err(), Some(PasswordRejection::TooLong));
+    /// ```
+    pub fn hashable_by(self, algorithm: HashAlgorithm) -> Result<Self, PasswordRejection> {
+        match algorithm {
+            HashAlgorithm::Bcrypt if self.expose().len() > BCRYPT_MAX_BYTES => {
+                Err(PasswordRejection::TooLong)
+            }
+            HashAlgorithm::Bcrypt | HashAlgorithm::Argon2id => Ok(self),
+        }
     }
 
     /// The password, for hashing only.

@@ -9,7 +9,9 @@ use secrecy::SecretString;
 
 use crate::auth::users::{self, CreateUserError};
 use crate::auth::PasswordHasher;
+use crate::config::HashAlgorithm;
 use crate::db::Db;
+use crate::session::store;
 use crate::domain::{Email, Password, SecretToken};
 use crate::Settings;
 
@@ -131,8 +133,14 @@ fn serve() -> ExitCode {
 }
 
 fn init_tracing() {
+    // Rocket's request lines print every URI as sent, reset tokens
+    // included; Gatehouse logs each request itself with them hidden.
+    let quiet_rocket = "rocket::server=off"
+        .parse()
+        .expect("a valid tracing directive");
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
+        .add_directive(quiet_rocket);
     let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
 }
 
@@ -177,14 +185,21 @@ async fn checked_hash(
     hints: &[&str],
 ) -> Result<String, CliError> {
     let min = settings.auth.password_min_length;
-    let password = Password::parse(raw, min, hints).map_err(|rejection| {
+    let password = Password::parse(raw, min, hints)
+        .and_then(|p| p.hashable_by(settings.auth.hash))
+        .map_err(|rejection| {
         CliError(match rejection.code() {
             "min_length" => format!("the password must have at least {min} characters"),
-            "max_length" => "the password must have at most 128 characters".into(),
+            "max_length" => match settings.auth.hash {
+                HashAlgorithm::Bcrypt => {
+                    "the password must have at most 128 characters and 72 bytes".into()
+                }
+                HashAlgorithm::Argon2id => "the password must have at most 128 characters".into(),
+            },
             _ => "the password is too common or too easy to guess".into(),
         })
     })?;
-    PasswordHasher::new(settings.auth.hash)
+    PasswordHasher::new(settings.auth.hash, 0)
         .map_err(|e| CliError(format!("cannot start a hashing thread: {e}")))?
         .hash(&SecretString::from(password.expose().to_owned()))
         .await
@@ -254,7 +269,8 @@ async fn run(command: Command) -> Result<(), CliError> {
             .await?;
             users::set_password_hash(&db, user.id, &hash).await?;
             users::rotate_remember_token(&db, user.id).await?;
-            println!("password changed for {email}");
+            let ended = store::delete_for_user(&db, user.id).await?;
+            println!("password changed for {email}; {ended} session(s) ended");
         }
         Command::Token(TokenCommand::Create { email, name }) => {
             let email = parse_email(&email)?;

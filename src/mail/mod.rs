@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::Message;
-use tokio::sync::mpsc;
 
 use crate::config::MailSettings;
 
@@ -30,32 +29,46 @@ const BACKOFF: [Duration; 6] = [
 /// A handle on the background sender; cheap to clone.
 #[derive(Clone)]
 pub struct Mailer {
-    queue: mpsc::UnboundedSender<Message>,
+    transport: Transport,
     from: Mailbox,
 }
 
 impl Mailer {
-    /// Starts the sender task for the configured transport. Must be called
-    /// inside the Tokio runtime.
+    /// The sender for the configured transport.
     pub fn start(settings: &MailSettings) -> Result<Self, String> {
         let from: Mailbox = settings
             .from
             .parse()
             .map_err(|e| format!("invalid configuration `mail.from`: {e}"))?;
         let transport = Transport::from_settings(settings)?;
-        let (queue, mut incoming) = mpsc::unbounded_channel::<Message>();
-        tokio::spawn(async move {
-            while let Some(message) = incoming.recv().await {
-                let transport = transport.clone();
-                tokio::spawn(async move { deliver(&transport, message).await });
-            }
-        });
-        Ok(Self { queue, from })
+        Ok(Self { transport, from })
     }
 
-    /// Queues `notification` for `to`; returns at once.
+    /// Queues `notification` for `to`; the request goes on at once.
     pub fn send(&self, to: Mailbox, notification: Notification) {
-        let message = Message::builder()
+        match self.message(to, notification) {
+            Ok(message) => {
+                let transport = self.transport.clone();
+                tokio::spawn(async move { deliver(&transport, message).await });
+            }
+            Err(e) => tracing::error!(error = %e, "mail could not be built"),
+        }
+    }
+
+    /// Sends `notification` to `to` and waits until the relay took it,
+    /// retrying with back-off; an error once every retry failed. For work
+    /// that is kept until its mail is out (a reset link).
+    pub async fn deliver(&self, to: Mailbox, notification: Notification) -> Result<(), String> {
+        let message = self.message(to, notification)?;
+        if deliver(&self.transport, message).await {
+            Ok(())
+        } else {
+            Err("the mail could not be sent".to_owned())
+        }
+    }
+
+    fn message(&self, to: Mailbox, notification: Notification) -> Result<Message, String> {
+        Message::builder()
             .from(self.from.clone())
             .to(to)
             .subject(notification.subject)
@@ -71,23 +84,17 @@ impl Mailer {
                             .header(ContentType::TEXT_HTML)
                             .body(notification.html),
                     ),
-            );
-        match message {
-            Ok(message) => {
-                if self.queue.send(message).is_err() {
-                    tracing::error!("mail sender has stopped; a message was not queued");
-                }
-            }
-            Err(e) => tracing::error!(error = %e, "mail could not be built"),
-        }
+            )
+            .map_err(|e| e.to_string())
     }
 }
 
-async fn deliver(transport: &Transport, message: Message) {
+/// Sends `message`, retrying with back-off; whether it was sent.
+async fn deliver(transport: &Transport, message: Message) -> bool {
     let mut attempt = 0;
     loop {
         match transport.send(&message).await {
-            Ok(()) => return,
+            Ok(()) => return true,
             Err(e) if attempt < BACKOFF.len() => {
                 tracing::warn!(error = %e, attempt = attempt + 1, "mail not sent; retrying");
                 tokio::time::sleep(BACKOFF[attempt]).await;
@@ -95,7 +102,7 @@ async fn deliver(transport: &Transport, message: Message) {
             }
             Err(e) => {
                 tracing::error!(error = %e, attempts = attempt + 1, "mail could not be sent; giving up");
-                return;
+                return false;
             }
         }
     }

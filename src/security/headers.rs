@@ -1,4 +1,5 @@
-//! Security headers on every screen and auth endpoint.
+//! Security headers: a few on every response, more on screens and auth
+//! endpoints.
 
 use rocket::http::Header;
 use rocket::Response;
@@ -15,14 +16,25 @@ pub fn is_screen_path(path: &str) -> bool {
         .any(|prefix| path == prefix.trim_end_matches('/') || path.starts_with(prefix))
 }
 
-/// Adds the screen headers to `response`.
-pub fn screen_headers(response: &mut Response<'_>) {
+/// Adds the headers every response carries (screens, JSON, OData,
+/// redirects, errors, assets); under https also HSTS.
+pub fn common_headers(response: &mut Response<'_>, https: bool) {
+    response.set_header(Header::new("X-Content-Type-Options", "nosniff"));
     response.set_header(Header::new("Referrer-Policy", "no-referrer"));
+    response.set_header(Header::new("X-Frame-Options", "DENY"));
+    if https {
+        response.set_header(Header::new(
+            "Strict-Transport-Security",
+            "max-age=31536000",
+        ));
+    }
+}
+
+/// Adds the screen headers to `response`: the policy and no caching.
+pub fn screen_headers(response: &mut Response<'_>) {
     response.set_header(Header::new(
         "Content-Security-Policy",
         CONTENT_SECURITY_POLICY,
     ));
-    response.set_header(Header::new("X-Content-Type-Options", "nosniff"));
     response.set_header(Header::new("Cache-Control", "no-store"));
-    response.set_header(Header::new("X-Frame-Options", "DENY"));
 }

@@ -1,12 +1,14 @@
-//! Browser safety: cross-origin refusal, response headers, client address and
-//! the open-redirect rules.
+//! Browser safety: cross-origin refusal, response headers, client address,
+//! the open-redirect rules and what of a request may be logged.
 
 mod client_ip;
 mod headers;
+mod logging;
 mod origin;
 mod redirect;
 
 pub use client_ip::ClientIp;
-pub use headers::{is_screen_path, screen_headers};
+pub use headers::{common_headers, is_screen_path, screen_headers};
+pub use logging::{loggable, Loggable};
 pub use origin::SameOrigin;
 pub use redirect::same_site_path;

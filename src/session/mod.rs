@@ -15,7 +15,7 @@ pub mod store;
 
 pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
-pub use remember::{forget as forget_remembered, remember, REMEMBER_COOKIE};
+pub use remember::{forget as forget_remembered, remember, remember_cookie_name, REMEMBER_COOKIE};
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -168,15 +168,16 @@ impl Session {
                 (Op::Delete(id.into_iter().chain(obsolete).collect()), cookie)
             } else if s.dirty {
                 s.dirty = false;
-                let fresh = s.id.is_none();
+                let minted = s.id.is_none();
                 let id =
                     s.id.get_or_insert_with(|| SecretToken::generate().expose().to_owned())
                         .clone();
-                let cookie = fresh.then(|| cookies::issue(gh, &id));
+                let cookie = minted.then(|| cookies::issue(gh, &id));
                 let payload = serde_json::to_string(&s.payload).unwrap_or_else(|_| "{}".into());
                 (
                     Op::Save {
                         id,
+                        minted,
                         user_id: s.user_id,
                         payload,
                         ip: s.ip.clone(),
@@ -195,45 +196,56 @@ impl Session {
                 )
             }
         };
-        if let Some(cookie) = cookie {
-            response.adjoin_header(cookie);
-        }
         let db = &gh.db;
-        match op {
-            Op::Nothing => Ok(()),
-            Op::Touch(id) => store::touch(db, &sha256_hex(&id), unix_now()).await,
+        let ended = match op {
+            Op::Nothing => false,
+            Op::Touch(id) => {
+                store::touch(db, &sha256_hex(&id), unix_now()).await?;
+                false
+            }
             Op::Delete(ids) => {
                 for id in ids {
                     store::delete(db, &sha256_hex(&id)).await?;
                 }
-                Ok(())
+                false
             }
             Op::Save {
                 id,
+                minted,
                 user_id,
                 payload,
                 ip,
                 user_agent,
                 obsolete,
             } => {
-                store::save(
-                    db,
-                    store::SessionRow {
-                        id_hash: &sha256_hex(&id),
-                        user_id,
-                        ip_address: &ip,
-                        user_agent: user_agent.as_deref(),
-                        payload: &payload,
-                        last_activity: unix_now(),
-                    },
-                )
-                .await?;
+                let row = store::SessionRow {
+                    id_hash: &sha256_hex(&id),
+                    user_id,
+                    ip_address: &ip,
+                    user_agent: user_agent.as_deref(),
+                    payload: &payload,
+                    last_activity: unix_now(),
+                };
+                // Only an id minted here is inserted; a loaded one is updated,
+                // so a session ended meanwhile is not brought back.
+                let kept = if minted {
+                    store::insert(db, row).await?;
+                    true
+                } else {
+                    store::update(db, row).await?
+                };
                 if let Some(old) = obsolete {
                     store::delete(db, &sha256_hex(&old)).await?;
                 }
-                Ok(())
+                !kept
             }
+        };
+        match (cookie, ended) {
+            (_, true) => response.adjoin_header(cookies::removal(gh)),
+            (Some(cookie), false) => response.adjoin_header(cookie),
+            (None, false) => {}
         }
+        Ok(())
     }
 }
 
@@ -243,6 +255,8 @@ enum Op {
     Delete(Vec<String>),
     Save {
         id: String,
+        /// The id was made by this request (nothing stored under it yet).
+        minted: bool,
         user_id: Option<i64>,
         payload: String,
         ip: String,
@@ -305,7 +319,12 @@ impl<'r> FromRequest<'r> for Session {
             Ok(session) => Outcome::Success(session),
             Err(e) => {
                 tracing::error!(error = %e, "session could not be loaded");
-                Outcome::Error((rocket::http::Status::InternalServerError, e.into()))
+                let status = if crate::db::is_unavailable(&e) {
+                    rocket::http::Status::ServiceUnavailable
+                } else {
+                    rocket::http::Status::InternalServerError
+                };
+                Outcome::Error((status, e.into()))
             }
         }
     }

@@ -14,9 +14,22 @@ use crate::state::GatehouseState;
 /// Name of the remember-me cookie.
 pub const REMEMBER_COOKIE: &str = "gatehouse_remember";
 
+/// The remember-me cookie's name: `__Host-` prefixed when `base_url` is
+/// https, as the session cookie is.
+pub fn remember_cookie_name(settings: &crate::config::Settings) -> String {
+    if settings.is_https() {
+        format!("__Host-{REMEMBER_COOKIE}")
+    } else {
+        REMEMBER_COOKIE.to_owned()
+    }
+}
+
 /// The user a valid remember cookie names, if any.
 pub(super) async fn recall(req: &Request<'_>, gh: &GatehouseState) -> Result<Option<i64>, DbError> {
-    let Some(cookie) = req.cookies().get_private(REMEMBER_COOKIE) else {
+    let Some(cookie) = req
+        .cookies()
+        .get_private(&remember_cookie_name(&gh.settings))
+    else {
         return Ok(None);
     };
     let Some((id, token)) = cookie.value().split_once('|') else {
@@ -35,7 +48,10 @@ pub(super) async fn recall(req: &Request<'_>, gh: &GatehouseState) -> Result<Opt
 
 /// Issues the remember cookie for `user_id`, bound to its current token.
 pub fn remember(jar: &CookieJar<'_>, gh: &GatehouseState, user_id: i64, token: &str) {
-    let cookie = Cookie::build((REMEMBER_COOKIE, format!("{user_id}|{token}")))
+    let cookie = Cookie::build((
+        remember_cookie_name(&gh.settings),
+        format!("{user_id}|{token}"),
+    ))
         .http_only(true)
         .same_site(SameSite::Lax)
         .path("/")
@@ -45,6 +61,10 @@ pub fn remember(jar: &CookieJar<'_>, gh: &GatehouseState, user_id: i64, token: &
 }
 
 /// Drops the remember cookie from the browser.
-pub fn forget(jar: &CookieJar<'_>) {
-    jar.remove_private(Cookie::build(REMEMBER_COOKIE).path("/"));
+pub fn forget(jar: &CookieJar<'_>, gh: &GatehouseState) {
+    jar.remove_private(
+        Cookie::build(remember_cookie_name(&gh.settings))
+            .path("/")
+            .secure(gh.settings.is_https()),
+    );
 }

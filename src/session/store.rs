@@ -50,31 +50,43 @@ pub async fn find(db: &Db, id_hash: &str) -> Result<Option<StoredSession>, DbErr
     .transpose()
 }
 
-/// Inserts or replaces a session row.
-pub async fn save(db: &Db, row: SessionRow<'_>) -> Result<(), DbError> {
-    let d = db.dialect();
-    let sql = format!(
-        "INSERT INTO sessions (id, user_id, ip_address, user_agent, payload, last_activity) \
-         VALUES ($1, $2, $3, $4, $5, $6) {} user_id = {}, ip_address = {}, user_agent = {}, \
-         payload = {}, last_activity = {}",
-        d.upsert("id"),
-        d.excluded("user_id"),
-        d.excluded("ip_address"),
-        d.excluded("user_agent"),
-        d.excluded("payload"),
-        d.excluded("last_activity"),
-    );
+/// Inserts a session whose id this request minted.
+pub async fn insert(db: &Db, row: SessionRow<'_>) -> Result<(), DbError> {
     db.execute(
-        sqlx::query(d.placeholders(&sql))
-            .bind(row.id_hash.to_owned())
+        db.query(
+            "INSERT INTO sessions (id, user_id, ip_address, user_agent, payload, last_activity) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(row.id_hash.to_owned())
+        .bind(row.user_id)
+        .bind(row.ip_address.to_owned())
+        .bind(row.user_agent.map(str::to_owned))
+        .bind(row.payload.to_owned())
+        .bind(row.last_activity),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Writes a loaded session back. Only ever an update: a row that logout,
+/// a reset or any "end sessions" deleted meanwhile stays deleted (answers
+/// `false`), so a request that loaded the session earlier cannot revive it.
+pub async fn update(db: &Db, row: SessionRow<'_>) -> Result<bool, DbError> {
+    let updated = db
+        .execute(
+            db.query(
+                "UPDATE sessions SET user_id = $1, ip_address = $2, user_agent = $3, \
+                 payload = $4, last_activity = $5 WHERE id = $6",
+            )
             .bind(row.user_id)
             .bind(row.ip_address.to_owned())
             .bind(row.user_agent.map(str::to_owned))
             .bind(row.payload.to_owned())
-            .bind(row.last_activity),
-    )
-    .await?;
-    Ok(())
+            .bind(row.last_activity)
+            .bind(row.id_hash.to_owned()),
+        )
+        .await?;
+    Ok(updated > 0)
 }
 
 /// Records activity without rewriting the payload.

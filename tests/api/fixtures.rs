@@ -14,7 +14,7 @@ use crate::helpers::TestApp;
 impl TestApp {
     /// Creates a user with `password` (argon2id) and answers its id.
     pub async fn create_user(&self, email: &str, password: &str) -> i64 {
-        let hash = PasswordHasher::new(HashAlgorithm::Argon2id)
+        let hash = PasswordHasher::new(HashAlgorithm::Argon2id, 0)
             .expect("hashing threads")
             .hash(&SecretString::from(password.to_owned()))
             .await

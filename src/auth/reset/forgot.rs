@@ -1,15 +1,15 @@
 //! `POST /auth/forgot-password`: the same answer, status and timing whether
 //! or not the address has an account. The request path only validates,
-//! counts the attempt and queues a job; looking the account up, issuing the
-//! token and sending the mail happen in the background.
+//! counts the attempt and stores the request ([`super::requests`]); looking
+//! the account up, issuing the token and sending the mail happen in the
+//! background.
 
 use lettre::message::Mailbox;
 use rocket::response::Redirect;
 use rocket::{post, State};
 use serde_json::json;
 
-use super::broker;
-use crate::auth::{users, Attempt};
+use crate::auth::Attempt;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
@@ -42,19 +42,19 @@ pub async fn forgot_password(
 ) -> Result<Reply, AuthError> {
     let input = body?;
     let email = email_field(&input)?;
-    let key = gh.forgot_throttle.key(&email, &ip.to_string());
-    if let Attempt::Refused { retry_after, .. } = gh.forgot_throttle.hit(&key).await? {
+    let ip = ip.to_string();
+    let throttles = &gh.throttles;
+    if throttles.forgot_ip.is_on() {
+        let ip_key = throttles.forgot_ip.ip_key(&ip);
+        if let Attempt::Refused { retry_after, .. } = throttles.forgot_ip.hit(&ip_key).await? {
+            return Err(AuthError::Throttled { retry_after });
+        }
+    }
+    let key = throttles.forgot.key(&email, &ip);
+    if let Attempt::Refused { retry_after, .. } = throttles.forgot.hit(&key).await? {
         return Err(AuthError::Throttled { retry_after });
     }
-    let job = ResetJob {
-        email,
-        language,
-        db: gh.db.clone(),
-        settings: gh.settings.clone(),
-        mailer: gh.mailer.clone(),
-        composer: gh.composer.clone(),
-    };
-    tokio::spawn(job.run());
+    gh.reset_requests.enqueue(&email, language).await?;
     if input.is_form() {
         session.set_flash(json!({"message": "reset_link_sent"}));
         return Ok(Reply::screen("/login/forgot-password"));
@@ -66,54 +66,6 @@ pub async fn forgot_password(
 #[post("/auth/forgot-password", rank = 2)]
 pub fn forgot_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
     gh.to_dashboard()
-}
-
-struct ResetJob {
-    email: Email,
-    language: Language,
-    db: crate::db::Db,
-    settings: std::sync::Arc<crate::Settings>,
-    mailer: crate::mail::Mailer,
-    composer: std::sync::Arc<crate::mail::Composer>,
-}
-
-impl ResetJob {
-    async fn run(self) {
-        if let Err(e) = self.send().await {
-            tracing::error!(error = %e, "reset link could not be issued");
-        }
-    }
-
-    async fn send(&self) -> Result<(), String> {
-        let Some(user) = users::find_by_email(&self.db, &self.email)
-            .await
-            .map_err(|e| e.to_string())?
-        else {
-            return Ok(());
-        };
-        let auth = &self.settings.auth;
-        let Some(token) = broker::issue(&self.db, &self.email, auth.reset_throttle_seconds)
-            .await
-            .map_err(|e| e.to_string())?
-        else {
-            tracing::info!("reset link requested again within the quiet period; no mail sent");
-            return Ok(());
-        };
-        let link = format!(
-            "{}?email={}",
-            self.settings
-                .absolute(&format!("/password/reset/{}", token.expose())),
-            percent_encoding::utf8_percent_encode(
-                self.email.as_str(),
-                percent_encoding::NON_ALPHANUMERIC
-            )
-        );
-        let mail =
-            self.composer
-                .reset_link(self.language, &user.name, &link, auth.reset_token_minutes)?;
-        self.mailer.send(mailbox(&user.name, &user.email)?, mail);
-        Ok(())
-    }
 }
 
 /// `Name <address>` for a user.

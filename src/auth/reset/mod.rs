@@ -3,4 +3,5 @@
 
 pub mod broker;
 pub mod forgot;
+pub mod requests;
 pub mod set;

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::broker;
 use super::forgot::mailbox;
+use crate::config::AuthSettings;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::domain::{Email, Password};
@@ -48,19 +49,21 @@ struct ResetForm {
 }
 
 impl ResetForm {
-    fn from_input(input: &Input, min_length: usize) -> Result<Self, AuthError> {
+    fn from_input(input: &Input, auth: &AuthSettings) -> Result<Self, AuthError> {
         let mut errors = FieldErrors::new();
         let token = input.required_text("token", &mut errors);
         let email = input.required_email("email", &mut errors);
-        let raw = input.required_text("password", &mut errors);
-        let confirmation = input.text("password_confirmation", &mut errors);
+        let raw = input.required_password("password", &mut errors);
+        let confirmation = input.password("password_confirmation", &mut errors);
         let mut password = None;
         if let Some(raw) = raw {
             if confirmation.as_deref() != Some(raw.as_str()) {
                 errors.add("password", "confirmed");
             }
             let hints: Vec<&str> = email.iter().map(Email::as_str).collect();
-            match Password::parse(raw, min_length, &hints) {
+            match Password::parse(raw, auth.password_min_length, &hints)
+                .and_then(|p| p.hashable_by(auth.hash))
+            {
                 Ok(p) => password = Some(p),
                 Err(rejection) => errors.add("password", rejection.code()),
             }
@@ -119,7 +122,7 @@ pub fn set_password_path(token: &str, email: &str) -> String {
 }
 
 async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result<(), AuthError> {
-    let form = ResetForm::from_input(input, gh.settings.auth.password_min_length)?;
+    let form = ResetForm::from_input(input, &gh.settings.auth)?;
     let lifetime = gh.settings.auth.reset_token_minutes;
     let Some(user) = users::find_by_email(&gh.db, &form.email).await? else {
         return Err(AuthError::ResetFailed);

@@ -104,6 +104,27 @@ impl ODataError {
         ODataError::new(Status::BadRequest, "invalid_key", message)
     }
 
+    /// 503: the statement ran past `odata.statement_timeout_ms` and was
+    /// cancelled.
+    pub fn query_timeout() -> ODataError {
+        tracing::warn!("odata statement cancelled: it ran past the statement timeout");
+        ODataError::new(
+            Status::ServiceUnavailable,
+            "query_timeout",
+            "the query ran longer than this server allows; narrow it with $filter or $top",
+        )
+    }
+
+    /// 503: the database cannot be reached right now; the cause is logged.
+    pub fn unavailable(cause: &dyn std::fmt::Display) -> ODataError {
+        tracing::error!("odata request failed: the database cannot be reached: {cause}");
+        ODataError::new(
+            Status::ServiceUnavailable,
+            "server_error",
+            "the database cannot be reached right now; try again shortly",
+        )
+    }
+
     /// 500 with nothing of the cause; the cause is logged.
     pub fn internal(cause: &dyn std::fmt::Display) -> ODataError {
         tracing::error!("odata request failed: {cause}");
@@ -157,6 +178,12 @@ impl From<sqlx::Error> for ODataError {
     /// range, a character the engine cannot store) is the query's fault and
     /// answers 400, without the engine's words; anything else is a 500.
     fn from(e: sqlx::Error) -> ODataError {
+        if crate::db::is_timeout(&e) {
+            return ODataError::query_timeout();
+        }
+        if crate::db::is_unavailable(&e) {
+            return ODataError::unavailable(&e);
+        }
         let data_exception = e
             .as_database_error()
             .and_then(|d| d.code())
@@ -176,7 +203,16 @@ impl From<sqlx::Error> for ODataError {
 
 impl From<crate::db::ReadError> for ODataError {
     fn from(e: crate::db::ReadError) -> ODataError {
-        ODataError::internal(&e)
+        use crate::db::ReadError;
+        match e {
+            ReadError::Timeout => ODataError::query_timeout(),
+            ReadError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
+                if failure.code == rusqlite::ErrorCode::OperationInterrupted =>
+            {
+                ODataError::query_timeout()
+            }
+            e => ODataError::internal(&e),
+        }
     }
 }
 
@@ -187,11 +223,18 @@ impl<'r> Responder<'r, 'static> for ODataError {
             error["target"] = json!(target);
         }
         let body = json!({ "error": error }).to_string();
-        Response::build()
+        let mut response = Response::build();
+        response
             .status(self.status)
             .header(ContentType::JSON)
             .header(Header::new(ODATA_VERSION.0, ODATA_VERSION.1))
-            .sized_body(body.len(), std::io::Cursor::new(body))
-            .ok()
+            .sized_body(body.len(), std::io::Cursor::new(body));
+        if self.status == Status::ServiceUnavailable && self.code == "server_error" {
+            response.header(Header::new(
+                "Retry-After",
+                crate::error::RETRY_WHILE_UNAVAILABLE.to_string(),
+            ));
+        }
+        response.ok()
     }
 }

@@ -367,7 +367,7 @@ async fn read_sqlx<S: Sink>(
         };
     }
     let blobs_are_text = db.dialect().blobs_are_text();
-    let mut rows = q.fetch(db.pool());
+    let mut rows = q.fetch(db.read_pool());
     let mut seen = 0u64;
     while let Some(row) = rows.try_next().await? {
         if seen == limit {
