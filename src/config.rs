@@ -300,7 +300,10 @@ impl Settings {
                 self.auth.throttle_window_seconds,
             ),
             ("auth.reset_token_minutes", self.auth.reset_token_minutes),
-            ("odata.statement_timeout_ms", self.odata.statement_timeout_ms),
+            (
+                "odata.statement_timeout_ms",
+                self.odata.statement_timeout_ms,
+            ),
             ("odata.max_connections", self.odata.max_connections),
         ];
         for (key, value) in positive {

@@ -6,8 +6,8 @@ use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
-use super::Begun;
 use super::users;
+use super::Begun;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};

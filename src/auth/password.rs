@@ -63,7 +63,7 @@ fn hash_now(algorithm: HashAlgorithm, password: &str) -> Result<String, String> 
                 .map(|h| h.to_string())
                 .map_err(|e| e.to_string())
         }
-        HashAlgorithm::Bcrypt => bcrypt::non_truncating_hash_with_result(password, BCRYPT_COST)
+        HashAlgorithm::Bcrypt => bcrypt::hash_with_result(password, BCRYPT_COST)
             .map(|h| h.format_for_version(bcrypt::Version::TwoY))
             .map_err(|e| e.to_string()),
     }
@@ -126,8 +126,11 @@ fn verify_now(
             needs_rehash: algorithm != HashAlgorithm::Argon2id || !current,
         }
     } else if hash.starts_with("$2") {
-        // Over 72 bytes bcrypt would compare only the first 72: refused.
-        let matches = bcrypt::non_truncating_verify(password, hash).unwrap_or(false);
+        // bcrypt reads 72 bytes; a longer password would match on its
+        // first 72 alone, so it never matches. (New passwords over 72 bytes
+        // are refused before they are hashed: `Password::hashable_by`.)
+        let matches = password.len() <= crate::domain::BCRYPT_MAX_BYTES
+            && bcrypt::verify(password, hash).unwrap_or(false);
         let cost_ok = hash
             .get(4..6)
             .and_then(|c| c.parse::<u32>().ok())
@@ -167,9 +170,13 @@ impl PasswordHasher {
     pub fn reserve(&self) -> Option<QueuePlace> {
         match &self.queue {
             None => Some(QueuePlace { _permit: None }),
-            Some(queue) => queue.clone().try_acquire_owned().ok().map(|permit| QueuePlace {
-                _permit: Some(permit),
-            }),
+            Some(queue) => queue
+                .clone()
+                .try_acquire_owned()
+                .ok()
+                .map(|permit| QueuePlace {
+                    _permit: Some(permit),
+                }),
         }
     }
 

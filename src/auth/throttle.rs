@@ -193,9 +193,14 @@ impl Throttle {
                     slot: Some((self.clone(), key.to_owned())),
                 }));
             }
-            let (_, pending, expires_at) = self.read(key).await?;
-            if pending > 0 && waited.elapsed() < MAX_WAIT {
-                tokio::time::sleep(POLL).await;
+            let (hits, pending, expires_at) = self.read(key).await?;
+            let spent = hits >= i64::from(self.limit) && pending == 0;
+            if !spent && waited.elapsed() < MAX_WAIT {
+                // Checks in progress may yet free their slots; a counter
+                // cleared or ended meanwhile has room again.
+                if pending > 0 {
+                    tokio::time::sleep(POLL).await;
+                }
                 continue;
             }
             return Ok(Begun::Refused {

@@ -216,8 +216,10 @@ fn read_pool(url: &str, dialect: Dialect, limits: ReadLimits) -> Result<AnyPool,
                             f64::from(timeout_ms) / 1000.0
                         );
                         if conn.execute(&*mariadb).await.is_err() {
-                            conn.execute(&*format!("SET SESSION max_execution_time = {timeout_ms}"))
-                                .await?;
+                            conn.execute(&*format!(
+                                "SET SESSION max_execution_time = {timeout_ms}"
+                            ))
+                            .await?;
                         }
                     }
                     Dialect::Sqlite => {}

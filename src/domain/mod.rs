@@ -5,5 +5,5 @@ mod password;
 mod token;
 
 pub use email::Email;
-pub use password::{Password, PasswordRejection, MAX_PASSWORD_CHARS};
+pub use password::{Password, PasswordRejection, BCRYPT_MAX_BYTES, MAX_PASSWORD_CHARS};
 pub use token::{sha256_hex, SecretToken};

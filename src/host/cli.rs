@@ -11,8 +11,8 @@ use crate::auth::users::{self, CreateUserError};
 use crate::auth::PasswordHasher;
 use crate::config::HashAlgorithm;
 use crate::db::Db;
-use crate::session::store;
 use crate::domain::{Email, Password, SecretToken};
+use crate::session::store;
 use crate::Settings;
 
 /// Gatehouse reference host.
@@ -188,17 +188,19 @@ async fn checked_hash(
     let password = Password::parse(raw, min, hints)
         .and_then(|p| p.hashable_by(settings.auth.hash))
         .map_err(|rejection| {
-        CliError(match rejection.code() {
-            "min_length" => format!("the password must have at least {min} characters"),
-            "max_length" => match settings.auth.hash {
-                HashAlgorithm::Bcrypt => {
-                    "the password must have at most 128 characters and 72 bytes".into()
-                }
-                HashAlgorithm::Argon2id => "the password must have at most 128 characters".into(),
-            },
-            _ => "the password is too common or too easy to guess".into(),
-        })
-    })?;
+            CliError(match rejection.code() {
+                "min_length" => format!("the password must have at least {min} characters"),
+                "max_length" => match settings.auth.hash {
+                    HashAlgorithm::Bcrypt => {
+                        "the password must have at most 128 characters and 72 bytes".into()
+                    }
+                    HashAlgorithm::Argon2id => {
+                        "the password must have at most 128 characters".into()
+                    }
+                },
+                _ => "the password is too common or too easy to guess".into(),
+            })
+        })?;
     PasswordHasher::new(settings.auth.hash, 0)
         .map_err(|e| CliError(format!("cannot start a hashing thread: {e}")))?
         .hash(&SecretString::from(password.expose().to_owned()))

@@ -23,10 +23,7 @@ pub fn common_headers(response: &mut Response<'_>, https: bool) {
     response.set_header(Header::new("Referrer-Policy", "no-referrer"));
     response.set_header(Header::new("X-Frame-Options", "DENY"));
     if https {
-        response.set_header(Header::new(
-            "Strict-Transport-Security",
-            "max-age=31536000",
-        ));
+        response.set_header(Header::new("Strict-Transport-Security", "max-age=31536000"));
     }
 }
 

@@ -41,10 +41,31 @@ async fn current_user(req: &Request<'_>) -> Result<Option<AuthUser>, AuthError> 
     }))
 }
 
+/// Why the signed-in user could not be looked up, kept for every guard of
+/// the request: the status it answers (503 while the database is
+/// unreachable) and the cause.
+#[derive(Debug, Clone)]
+struct LookupFailed(Status, String);
+
+impl LookupFailed {
+    fn outcome<T>(&self) -> Outcome<T, AuthError> {
+        let LookupFailed(status, cause) = self;
+        let error = match *status {
+            Status::ServiceUnavailable => AuthError::Unavailable,
+            _ => AuthError::Internal(cause.clone()),
+        };
+        Outcome::Error((*status, error))
+    }
+}
+
 /// The signed-in user, looked up once per request.
-async fn resolve<'r>(req: &'r Request<'_>) -> &'r Result<Option<AuthUser>, String> {
-    req.local_cache_async(async { current_user(req).await.map_err(|e| e.to_string()) })
-        .await
+async fn resolve<'r>(req: &'r Request<'_>) -> &'r Result<Option<AuthUser>, LookupFailed> {
+    req.local_cache_async(async {
+        current_user(req)
+            .await
+            .map_err(|e| LookupFailed(e.status(), e.to_string()))
+    })
+    .await
 }
 
 #[rocket::async_trait]
@@ -65,7 +86,7 @@ impl<'r> FromRequest<'r> for AuthUser {
                 }
                 Outcome::Error((Status::Unauthorized, AuthError::Unauthenticated))
             }
-            Err(e) => Outcome::Error((Status::InternalServerError, AuthError::Internal(e.clone()))),
+            Err(failed) => failed.outcome(),
         }
     }
 }
@@ -82,7 +103,7 @@ impl<'r> FromRequest<'r> for Guest {
         match resolve(req).await {
             Ok(Some(_)) => Outcome::Forward(Status::SeeOther),
             Ok(None) => Outcome::Success(Guest),
-            Err(e) => Outcome::Error((Status::InternalServerError, AuthError::Internal(e.clone()))),
+            Err(failed) => failed.outcome(),
         }
     }
 }

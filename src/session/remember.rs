@@ -52,11 +52,11 @@ pub fn remember(jar: &CookieJar<'_>, gh: &GatehouseState, user_id: i64, token: &
         remember_cookie_name(&gh.settings),
         format!("{user_id}|{token}"),
     ))
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .path("/")
-        .secure(gh.settings.is_https())
-        .max_age(Duration::days(i64::from(gh.settings.session.remember_days)));
+    .http_only(true)
+    .same_site(SameSite::Lax)
+    .path("/")
+    .secure(gh.settings.is_https())
+    .max_age(Duration::days(i64::from(gh.settings.session.remember_days)));
     jar.add_private(cookie);
 }
 

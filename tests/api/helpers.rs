@@ -81,9 +81,19 @@ impl TestApp {
     /// Another reference host on this test's database (a second instance behind
     /// a load balancer). Its client does not track cookies.
     pub async fn another_instance(&self) -> Client {
-        Client::untracked(gatehouse::host::rocket(figment(&self.database_url)))
-            .await
-            .expect("second instance ignites")
+        self.another_instance_with(|f| f).await
+    }
+
+    /// [`Self::another_instance`] with extra configuration.
+    pub async fn another_instance_with(
+        &self,
+        configure: impl FnOnce(Figment) -> Figment,
+    ) -> Client {
+        Client::untracked(gatehouse::host::rocket(configure(figment(
+            &self.database_url,
+        ))))
+        .await
+        .expect("second instance ignites")
     }
 
     /// POSTs a JSON body.

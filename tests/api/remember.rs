@@ -62,11 +62,39 @@ async fn remember_me_from_the_sign_in_form_issues_the_cookie() {
 }
 
 #[rocket::async_test]
-async fn remember_cookie_is_secure_under_https() {
+async fn remember_cookie_is_secure_and_host_prefixed_under_https() {
     let app = spawn_app_with(|f| f.merge(("base_url", "https://gatehouse.example"))).await;
     app.create_user("ada@example.org", PASSWORD).await;
-    let cookie = login_remembered(&app).await;
+    let response = app
+        .post_json(
+            "/auth/login",
+            json!({"email": "ada@example.org", "password": PASSWORD, "remember": true}),
+        )
+        .await;
+    assert_eq!(response.status(), Status::Ok);
+    assert!(
+        set_cookie(&response, REMEMBER).is_none(),
+        "only the prefixed name"
+    );
+    let cookie = set_cookie(&response, "__Host-gatehouse_remember").expect("remember cookie");
     assert_eq!(cookie.secure(), Some(true));
+    assert_eq!(cookie.path(), Some("/"));
+    assert_eq!(cookie.domain(), None);
+    // It alone signs a browser in again.
+    let browser = app
+        .another_instance_with(|f| f.merge(("base_url", "https://gatehouse.example")))
+        .await;
+    let status = browser
+        .get("/dashboard")
+        .header(ContentType::JSON)
+        .cookie(Cookie::new(
+            "__Host-gatehouse_remember",
+            cookie.value().to_owned(),
+        ))
+        .dispatch()
+        .await
+        .status();
+    assert_eq!(status, Status::Ok);
 }
 
 #[rocket::async_test]

@@ -214,9 +214,9 @@ impl ResetRequests {
                 percent_encoding::NON_ALPHANUMERIC
             )
         );
-        let mail = self
-            .composer
-            .reset_link(language, &user.name, &link, auth.reset_token_minutes)?;
+        let mail =
+            self.composer
+                .reset_link(language, &user.name, &link, auth.reset_token_minutes)?;
         self.mailer
             .deliver(mailbox(&user.name, &user.email)?, mail)
             .await

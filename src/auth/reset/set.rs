@@ -9,9 +9,9 @@ use serde_json::json;
 
 use super::broker;
 use super::forgot::mailbox;
-use crate::config::AuthSettings;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
+use crate::config::AuthSettings;
 use crate::domain::{Email, Password};
 use crate::error::{AuthError, FieldErrors};
 use crate::events::AuthEvent;
