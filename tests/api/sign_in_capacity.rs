@@ -161,3 +161,45 @@ async fn forgot_password_has_a_budget_per_ip_over_all_addresses() {
         Status::Ok
     );
 }
+
+#[rocket::async_test]
+async fn a_busy_form_post_goes_back_to_the_screen_with_the_message() {
+    let app = spawn_app_with(|f| f.merge(("auth.hash_queue", 1))).await;
+    let client = app
+        .another_instance_with(|f| f.merge(("auth.hash_queue", 1)))
+        .await;
+    let posts = (0..8).map(|i| {
+        let client = &client;
+        async move {
+            client
+                .post("/auth/login")
+                .header(ContentType::Form)
+                .header(rocket::http::Header::new("Accept", "text/html"))
+                .body(format!("email=nobody{i}%40example.org&password=wrong+guess"))
+                .dispatch()
+                .await
+        }
+    });
+    let answers = join_all(posts).await;
+    let mut busy = 0;
+    for response in &answers {
+        assert_eq!(response.status(), Status::SeeOther);
+        assert_eq!(crate::helpers::location(response), "/login");
+        let cookie = crate::helpers::set_cookie(response, &app.cookie_name).expect("a session");
+        let page = client
+            .get("/login")
+            .header(rocket::http::Header::new("Accept", "text/html"))
+            .cookie(cookie)
+            .dispatch()
+            .await
+            .into_string()
+            .await
+            .unwrap_or_default();
+        if page.contains("We are very busy right now") {
+            busy += 1;
+        } else {
+            assert!(page.contains("These credentials do not match"), "{page}");
+        }
+    }
+    assert!(busy >= 1, "one place, eight form posts at once");
+}
