@@ -344,7 +344,10 @@ async fn the_server_log_never_shows_a_reset_token() {
         .expect("a POST to the link");
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     let screen = server.url(&format!("/login/set-password/{token}/ada%40example.org"));
-    http.get(&screen).send().await.expect("the set-password screen");
+    http.get(&screen)
+        .send()
+        .await
+        .expect("the set-password screen");
 
     let deadline = Instant::now() + Duration::from_secs(10);
     let logs = loop {
@@ -354,8 +357,14 @@ async fn the_server_log_never_shows_a_reset_token() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert!(!logs.contains(token), "a reset token reached the log:\n{logs}");
-    assert!(logs.contains("/password/reset/…"), "the request was logged:\n{logs}");
+    assert!(
+        !logs.contains(token),
+        "a reset token reached the log:\n{logs}"
+    );
+    assert!(
+        logs.contains("/password/reset/…"),
+        "the request was logged:\n{logs}"
+    );
     assert!(logs.contains("/login/set-password/…"), "{logs}");
 }
 
@@ -370,7 +379,10 @@ async fn set_password_from_the_command_line_ends_every_session() {
     assert_eq!(response.status(), StatusCode::OK);
     let session = session_cookie(&response);
     assert_eq!(
-        server.dashboard(&http, &session, "application/json").await.status(),
+        server
+            .dashboard(&http, &session, "application/json")
+            .await
+            .status(),
         StatusCode::OK
     );
 
@@ -383,7 +395,10 @@ async fn set_password_from_the_command_line_ends_every_session() {
     assert!(out.stdout.contains("1 session(s) ended"), "{}", out.stdout);
 
     assert_eq!(
-        server.dashboard(&http, &session, "application/json").await.status(),
+        server
+            .dashboard(&http, &session, "application/json")
+            .await
+            .status(),
         StatusCode::UNAUTHORIZED,
         "the session ended with the password change"
     );

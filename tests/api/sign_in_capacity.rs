@@ -175,7 +175,9 @@ async fn a_busy_form_post_goes_back_to_the_screen_with_the_message() {
                 .post("/auth/login")
                 .header(ContentType::Form)
                 .header(rocket::http::Header::new("Accept", "text/html"))
-                .body(format!("email=nobody{i}%40example.org&password=wrong+guess"))
+                .body(format!(
+                    "email=nobody{i}%40example.org&password=wrong+guess"
+                ))
                 .dispatch()
                 .await
         }

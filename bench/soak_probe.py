@@ -1,0 +1,424 @@
+#!/usr/bin/env python3
+"""Clients for bench/soak.sh (standard library only).
+
+  realuser     sign-ins of one real user from another client address while a
+               flood runs; prints each try and p50/max
+  kill-record  sign-ins, forgot-password requests and a password change
+               (POST /auth/password) against the instances until a stop file
+               appears; every request answered 2xx is written to a record file
+               the moment its answer arrives
+  kill-verify  checks every record: sessions still open /dashboard on every
+               instance, every answered forgot-password request produced a mail,
+               new passwords sign in, a token made before the kill still reads
+  pg-probe     a light load (OData with a bearer token, sign-ins) on every
+               instance until a stop file appears; one line per request
+  pg-analyze   reads the pg-probe lines against the times PostgreSQL stopped
+               and came back
+
+Every request carries X-Forwarded-For (the instances trust 127.0.0.1), so
+the probes count against their own client addresses, not the load's.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import statistics
+import sys
+import threading
+import time
+import urllib.parse
+
+
+def rand_ip(prefix="10.200"):
+    return "%s.%d.%d" % (prefix, random.randint(0, 255), random.randint(1, 254))
+
+
+def request(url, method, path, body=None, headers=None, timeout=30.0):
+    """One request on a fresh connection: (status, headers, body text).
+
+    status is a string "conn:<error>" when no answer came."""
+    u = urllib.parse.urlsplit(url)
+    h = {"Accept": "application/json"}
+    h.update(headers or {})
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        h["Content-Type"] = "application/json"
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+    try:
+        conn.request(method, path, body=data, headers=h)
+        resp = conn.getresponse()
+        text = resp.read().decode("utf-8", "replace")
+        return resp.status, resp.msg, text
+    except Exception as e:  # noqa: BLE001 - any failure to get an answer
+        return "conn:" + type(e).__name__, None, str(e)
+    finally:
+        conn.close()
+
+
+def session_cookie(msg, name="gatehouse_session"):
+    if msg is None:
+        return None
+    for value in msg.get_all("Set-Cookie") or []:
+        pair = value.split(";", 1)[0].strip()
+        if pair.startswith(name + "="):
+            return pair
+    return None
+
+
+def sign_in(url, email, password, ip=None, timeout=30.0):
+    return request(url, "POST", "/auth/login", {"email": email, "password": password},
+                   {"X-Forwarded-For": ip or rand_ip()}, timeout=timeout)
+
+
+def pct(values, p):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = max(0, min(len(values) - 1, int(round(p / 100.0 * (len(values) - 1)))))
+    return values[k]
+
+
+# ---------------------------------------------------------------- realuser
+def cmd_realuser(a):
+    urls = a.urls.split(",")
+    times, statuses = [], {}
+    for i in range(a.tries):
+        url = urls[i % len(urls)]
+        t0 = time.time()
+        status, _, body = sign_in(url, a.email, a.password, ip=a.ip, timeout=30)
+        ms = (time.time() - t0) * 1000
+        times.append(ms)
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+        print("try %2d %s -> %s in %.1f ms %s" % (i + 1, url, status, ms,
+              "" if status == 200 else body[:120]), flush=True)
+        time.sleep(max(0.0, a.interval - ms / 1000))
+    ok = statuses.get("200", 0)
+    print("REALUSER tries=%d ok=%d p50_ms=%.1f max_ms=%.1f statuses=%s" % (
+        len(times), ok, statistics.median(times), max(times),
+        ",".join("%s:%d" % kv for kv in sorted(statuses.items()))))
+
+
+# ---------------------------------------------------------------- kill-record
+def cmd_kill_record(a):
+    urls = dict(pair.split("=", 1) for pair in a.urls.split(","))
+    victim = a.victim
+    others = [n for n in urls if n != victim]
+    stop = lambda: os.path.exists(a.stop)  # noqa: E731
+    out = open(a.out, "a", buffering=1)
+    lock = threading.Lock()
+    stats = {}
+    forgot_next = [0]
+
+    def note(kind, status):
+        with lock:
+            key = "%s:%s" % (kind, status)
+            stats[key] = stats.get(key, 0) + 1
+
+    def record(obj):
+        obj["t"] = time.time()
+        with lock:
+            out.write(json.dumps(obj) + "\n")
+            out.flush()
+
+    def pick():
+        # most of the traffic goes to the instance that is killed
+        if not others or random.random() < 0.75:
+            return victim
+        return random.choice(others)
+
+    def signins():
+        while not stop():
+            name = pick()
+            email = "ks-%d@example.org" % random.randint(1, a.session_users)
+            status, msg, body = sign_in(urls[name], email, a.password, timeout=15)
+            note("signin@" + name, status)
+            if status == 200 and "login_success" in body:
+                cookie = session_cookie(msg)
+                record({"kind": "session", "instance": name, "email": email, "cookie": cookie})
+            elif not isinstance(status, int):
+                time.sleep(0.05)
+
+    def forgots():
+        while not stop():
+            with lock:
+                forgot_next[0] += 1
+                n = forgot_next[0]
+            if n > a.forgot_users:
+                time.sleep(0.2)
+                continue
+            name = pick()
+            email = "kf-%d@example.org" % n
+            status, _, body = request(urls[name], "POST", "/auth/forgot-password", {"email": email},
+                                      {"X-Forwarded-For": rand_ip()}, timeout=15)
+            note("forgot@" + name, status)
+            if status == 200 and "reset_link_sent" in body:
+                record({"kind": "forgot", "instance": name, "email": email})
+            time.sleep(a.forgot_pause)
+
+    def password_change():
+        # a signed-in user changes the password through the instance that is killed
+        time.sleep(a.pw_after)
+        url = urls[victim]
+        status, msg, body = sign_in(url, a.pw_email, a.password)
+        cookie = session_cookie(msg)
+        if status != 200 or not cookie:
+            print("password change: sign-in answered %s %s" % (status, body[:200]), file=sys.stderr)
+            return
+        status, _, body = request(url, "POST", "/auth/password", {
+            "current_password": a.password, "password": a.new_password,
+            "password_confirmation": a.new_password}, {"Cookie": cookie})
+        note("password@" + victim, status)
+        if status == 200:
+            record({"kind": "password", "via": "POST /auth/password", "instance": victim,
+                    "email": a.pw_email, "old": a.password, "new": a.new_password})
+        else:
+            print("password change answered %s %s" % (status, body[:200]), file=sys.stderr)
+
+    workers = [threading.Thread(target=signins) for _ in range(a.signin_threads)]
+    workers += [threading.Thread(target=forgots) for _ in range(a.forgot_threads)]
+    workers.append(threading.Thread(target=password_change))
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    print("KILLRECORD " + " ".join("%s=%d" % kv for kv in sorted(stats.items())))
+
+
+# ---------------------------------------------------------------- kill-verify
+ADDRESS = re.compile(r"[A-Za-z0-9._%+-]+@example\.org")
+
+
+def mail_counts(maildir, cache):
+    for name in os.listdir(maildir):
+        if not name.endswith(".eml") or name in cache:
+            continue
+        path = os.path.join(maildir, name)
+        try:
+            with open(path, "r", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        head = text.split("\r\n\r\n", 1)[0].split("\n\n", 1)[0]
+        to = [line for line in re.split(r"\r?\n(?![ \t])", head) if line.lower().startswith("to:")]
+        cache[name] = ADDRESS.findall(to[0]) if to else []
+    counts = {}
+    for addresses in cache.values():
+        for address in addresses:
+            counts[address.lower()] = counts.get(address.lower(), 0) + 1
+    return counts
+
+
+def cmd_kill_verify(a):
+    urls = dict(pair.split("=", 1) for pair in a.urls.split(","))
+    records = [json.loads(line) for line in open(a.records) if line.strip()]
+    sessions = [r for r in records if r["kind"] == "session"]
+    forgots = [r for r in records if r["kind"] == "forgot"]
+    passwords = [r for r in records if r["kind"] == "password"]
+    failures = []
+    ok = True
+
+    # sessions: every cookie answered 200 must still open the dashboard everywhere
+    by_made = {}
+    for name, url in sorted(urls.items()):
+        good = 0
+        for r in sessions:
+            status, _, body = request(url, "GET", "/dashboard", headers={"Cookie": r["cookie"] or ""})
+            if status == 200:
+                good += 1
+            else:
+                failures.append("session made on %s at %.3f -> %s on %s: %s" % (
+                    r["instance"], r["t"], status, name, body[:120]))
+        made = {}
+        for r in sessions:
+            made[r["instance"]] = made.get(r["instance"], 0) + 1
+        by_made = made
+        line = "sessions recorded=%d (%s) open the dashboard on %s: %d/%d" % (
+            len(sessions), ", ".join("made on %s %d" % kv for kv in sorted(made.items())),
+            name, good, len(sessions))
+        print("KILLVERIFY " + line)
+        ok = ok and good == len(sessions)
+    if a.t_kill:
+        last = [r for r in records if a.t_kill - 1.0 <= r["t"] <= a.t_kill]
+        kinds = {}
+        for r in last:
+            key = "%s on %s" % (r["kind"], r["instance"])
+            kinds[key] = kinds.get(key, 0) + 1
+        print("KILLVERIFY answered 2xx in the last second before the kill: %s; last answer %.3f s before it" % (
+            ", ".join("%s %d" % kv for kv in sorted(kinds.items())) or "none",
+            a.t_kill - max((r["t"] for r in records if r["t"] <= a.t_kill), default=a.t_kill)))
+
+    # passwords: the new one signs in everywhere, the old one no longer does
+    for r in passwords + [json.loads(p) for p in a.password_record]:
+        for name, url in sorted(urls.items()):
+            new_status, _, _ = sign_in(url, r["email"], r["new"])
+            old_status, _, _ = sign_in(url, r["email"], r["old"])
+            good = new_status == 200 and old_status == 422
+            ok = ok and good
+            print("KILLVERIFY password change (%s, answered at %.3f) on %s: new password %s, old password %s %s" % (
+                r["via"], r["t"], name, new_status, old_status, "ok" if good else "WRONG"))
+
+    # token made before the kill
+    if a.token:
+        for name, url in sorted(urls.items()):
+            status, _, body = request(url, "GET", "/odata/Users?$top=1",
+                                      headers={"Authorization": "Bearer " + a.token})
+            good = status == 200
+            ok = ok and good
+            print("KILLVERIFY token created before the kill on %s: GET /odata/Users -> %s" % (name, status))
+
+    # forgot-password: every answered request ends as a mail, within mail_wait
+    wanted = {r["email"].lower() for r in forgots}
+    cache = {}
+    t0 = time.time()
+    while True:
+        counts = mail_counts(a.maildir, cache)
+        missing = sorted(e for e in wanted if counts.get(e, 0) == 0)
+        if not missing or time.time() - t0 > a.mail_wait:
+            break
+        time.sleep(2)
+    waited = time.time() - t0
+    mailed_all = {e: c for e, c in counts.items() if e.startswith("kf-")}
+    dupes = sum(1 for e in wanted if counts.get(e, 0) > 1)
+    unrecorded = sorted(e for e in mailed_all if e not in wanted)
+    on_victim = sum(1 for r in forgots if r["instance"] == a.victim)
+    print("KILLVERIFY forgot-password answered 200: %d (%d on the killed instance); mailed: %d; "
+          "missing: %d; more than one mail: %d; waited %.0f s for the mails; "
+          "mails for requests that got no answer: %d" % (
+              len(wanted), on_victim, len(wanted) - len(missing), len(missing), dupes, waited,
+              len(unrecorded)))
+    if missing:
+        failures.append("no mail for: " + ", ".join(missing[:20]))
+    ok = ok and not missing
+    for f in failures[:20]:
+        print("KILLVERIFY failure: " + f)
+    print("KILLVERIFY result=%s" % ("ok" if ok else "lost"))
+    sys.exit(0 if ok else 1)
+
+
+# ---------------------------------------------------------------- pg-probe
+def cmd_pg_probe(a):
+    urls = dict(pair.split("=", 1) for pair in a.urls.split(","))
+    out = open(a.out, "a", buffering=1)
+    lock = threading.Lock()
+
+    def loop(name, kind):
+        url = urls[name]
+        while not os.path.exists(a.stop):
+            t0 = time.time()
+            if kind == "odata":
+                status, _, body = request(url, "GET", "/odata/Users?$top=5&$count=true",
+                                          headers={"Authorization": "Bearer " + a.token}, timeout=60)
+                good = status == 200 and "@odata.context" in body
+            else:
+                status, _, body = sign_in(url, a.email, a.password, timeout=60)
+                good = status == 200 and "login_success" in body
+            t1 = time.time()
+            line = {"instance": name, "kind": kind, "start": t0, "end": t1, "status": status,
+                    "ok": good}
+            if not good:
+                line["body"] = body[:160]
+            with lock:
+                out.write(json.dumps(line) + "\n")
+            time.sleep(a.pause)
+
+    threads = [threading.Thread(target=loop, args=(n, k)) for n in urls for k in ("odata", "login")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def cmd_pg_analyze(a):
+    rows = [json.loads(line) for line in open(a.records) if line.strip()]
+    t_stop, t_up = a.t_stop, a.t_up
+    fails = [r for r in rows if not r["ok"]]
+    outside = [r for r in fails if r["end"] < t_stop or r["start"] > t_up + a.grace]
+    statuses = {}
+    for r in fails:
+        key = str(r["status"])
+        body = r.get("body", "")
+        m = re.search(r'"(?:message|code)"\s*:\s*"([a-z_]+)"', body)
+        if m:
+            key += " " + m.group(1)
+        statuses[key] = statuses.get(key, 0) + 1
+    print("PGRESTART requests=%d ok=%d failed=%d; failed while down (stop .. up+%gs): %d; outside: %d" % (
+        len(rows), len(rows) - len(fails), len(fails), a.grace, len(fails) - len(outside), len(outside)))
+    print("PGRESTART failure answers: " + (", ".join("%s ×%d" % kv for kv in sorted(statuses.items())) or "none"))
+    if fails:
+        print("PGRESTART failed requests took p50 %.0f ms, max %.0f ms to answer; first failure %.2f s after the stop began, last one %.2f s after PostgreSQL was back" % (
+            pct([1000 * (r["end"] - r["start"]) for r in fails], 50),
+            max(1000 * (r["end"] - r["start"]) for r in fails),
+            min(r["end"] for r in fails) - t_stop, max(r["end"] for r in fails) - t_up))
+    worst = 0.0
+    for name in sorted({r["instance"] for r in rows}):
+        for kind in ("odata", "login"):
+            series = [r for r in rows if r["instance"] == name and r["kind"] == kind]
+            after = [r["end"] for r in series if r["ok"] and r["end"] >= t_up]
+            first = min(after) - t_up if after else float("inf")
+            worst = max(worst, first)
+            n_fail = sum(1 for r in series if not r["ok"])
+            print("PGRESTART %s %s: %d requests, %d failed, first success %.2f s after PostgreSQL was back" % (
+                name, kind, len(series), n_fail, first))
+    for r in outside[:10]:
+        print("PGRESTART outside the window: %s" % json.dumps(r))
+    print("PGRESTART recovery_s=%.2f outside=%d" % (worst, len(outside)))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("realuser")
+    s.add_argument("--urls", required=True)
+    s.add_argument("--email", required=True)
+    s.add_argument("--password", required=True)
+    s.add_argument("--ip", required=True)
+    s.add_argument("--tries", type=int, default=12)
+    s.add_argument("--interval", type=float, default=2.0)
+    s = sub.add_parser("kill-record")
+    s.add_argument("--urls", required=True, help="name=url,name=url")
+    s.add_argument("--victim", required=True)
+    s.add_argument("--password", required=True)
+    s.add_argument("--session-users", type=int, default=20)
+    s.add_argument("--forgot-users", type=int, default=400)
+    s.add_argument("--forgot-pause", type=float, default=0.05)
+    s.add_argument("--signin-threads", type=int, default=4)
+    s.add_argument("--forgot-threads", type=int, default=2)
+    s.add_argument("--pw-email", required=True)
+    s.add_argument("--new-password", required=True)
+    s.add_argument("--pw-after", type=float, default=3.0)
+    s.add_argument("--stop", required=True)
+    s.add_argument("--out", required=True)
+    s = sub.add_parser("kill-verify")
+    s.add_argument("--urls", required=True)
+    s.add_argument("--victim", required=True)
+    s.add_argument("--records", required=True)
+    s.add_argument("--maildir", required=True)
+    s.add_argument("--mail-wait", type=float, default=130)
+    s.add_argument("--token", default="")
+    s.add_argument("--t-kill", type=float, default=0.0)
+    s.add_argument("--password-record", action="append", default=[],
+                   help='JSON {"via","t","email","old","new"} of a change made elsewhere')
+    s = sub.add_parser("pg-probe")
+    s.add_argument("--urls", required=True)
+    s.add_argument("--token", required=True)
+    s.add_argument("--email", required=True)
+    s.add_argument("--password", required=True)
+    s.add_argument("--pause", type=float, default=0.1)
+    s.add_argument("--stop", required=True)
+    s.add_argument("--out", required=True)
+    s = sub.add_parser("pg-analyze")
+    s.add_argument("--records", required=True)
+    s.add_argument("--t-stop", type=float, required=True)
+    s.add_argument("--t-up", type=float, required=True)
+    s.add_argument("--grace", type=float, default=5.0)
+    a = p.parse_args()
+    {"realuser": cmd_realuser, "kill-record": cmd_kill_record, "kill-verify": cmd_kill_verify,
+     "pg-probe": cmd_pg_probe, "pg-analyze": cmd_pg_analyze}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
