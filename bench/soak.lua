@@ -23,7 +23,7 @@ function setup(thread)
 end
 
 -- Per-thread counters (globals, read back by done()).
-s2, s3, s4, s429, s422, s401, busy, s5, other = 0, 0, 0, 0, 0, 0, 0, 0, 0
+s2, s3, s4, s429, s422, s401, busy, s5, other, other2xx = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 login_ok, login_fail, logouts, forgot_ok, odata_ok, screens = 0, 0, 0, 0, 0, 0
 samples = ""
 nsamples = 0
@@ -110,21 +110,24 @@ end
 function response(status, headers, body)
   if status >= 200 and status < 300 then
     s2 = s2 + 1
-    if string.find(body, "login_success", 1, true) then
+    if string.find(body, '"message":"login_success"', 1, true) then
       login_ok = login_ok + 1
       local set = headers["Set-Cookie"] or headers["set-cookie"]
       if set then
-        local cookie = string.match(set, "^([^;]+)")
+        local cookie = string.match(set, "(gatehouse_session=[^;]+)")
         if cookie and #cookies < 1000 then
           table.insert(cookies, cookie)
         end
       end
-    elseif string.find(body, "reset_link_sent", 1, true) then
+    elseif string.find(body, '"message":"reset_link_sent"', 1, true) then
       forgot_ok = forgot_ok + 1
-    elseif string.find(body, "@odata.context", 1, true) then
+    elseif string.find(body, '"@odata.context"', 1, true) then
       odata_ok = odata_ok + 1
-    else
+    elseif string.find(body, "<form", 1, true) then
       screens = screens + 1
+    else
+      other2xx = other2xx + 1
+      sample(status, body)
     end
   elseif status >= 300 and status < 400 then
     s3 = s3 + 1
@@ -156,7 +159,7 @@ function response(status, headers, body)
 end
 
 function done(summary, latency, requests)
-  local keys = {"s2", "s3", "s4", "s429", "s422", "s401", "busy", "s5", "other",
+  local keys = {"s2", "s3", "s4", "s429", "s422", "s401", "busy", "s5", "other", "other2xx",
     "login_ok", "login_fail", "logouts", "forgot_ok", "odata_ok", "screens"}
   local total = {}
   for _, k in ipairs(keys) do total[k] = 0 end

@@ -43,7 +43,7 @@ USERS=50
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
 command -v psql >/dev/null || { echo "psql is required" >&2; exit 1; }
 if [ ! -x "$BIN" ]; then
-  ROCKET_SECRET_KEY="hPRYyVRiMyxpw5sBB1XeCMN1kFsDCqKvBi2QJxBVHQk=" cargo build --release --quiet --bin gatehouse
+  ROCKET_SECRET_KEY="$(head -c32 /dev/urandom | base64)" cargo build --release --quiet --bin gatehouse
 fi
 mkdir -p "$OUT/mail"
 OUT="$(cd "$OUT" && pwd)"
@@ -54,7 +54,8 @@ RESULTS="$OUT/results.txt"
 : >"$RESULTS"
 
 export ROCKET_PROFILE=release
-export ROCKET_SECRET_KEY="hPRYyVRiMyxpw5sBB1XeCMN1kFsDCqKvBi2QJxBVHQk="
+ROCKET_SECRET_KEY="$(head -c32 /dev/urandom | base64)"
+export ROCKET_SECRET_KEY
 export ROCKET_DATABASES="{main={url=\"$PG_BASE/$SOAK_DB\"}}"
 export ROCKET_BASE_URL="$URL_A"
 # Defaults everywhere (throttle_attempts 5, ip_throttle_attempts 100,
@@ -208,7 +209,7 @@ if [[ " $PARTS " == *" mixed "* ]]; then
   errs=$(( $(get err_connect "$t") + $(get err_read "$t") + $(get err_write "$t") + $(get err_timeout "$t") ))
   say "mixed: $req requests in ${dur}s over 64 connections, $rps req/s (a $(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$OUT/mixed-a.txt"), b $(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$OUT/mixed-b.txt"))"
   say "mixed: 2xx $c2, 3xx $c3, 4xx $c4 (422 $(get s422 "$t"), 401 $(get s401 "$t")), 429 $c429, 503 busy $busy, other 5xx $c5, other $(get other "$t"), socket errors $errs (timeouts $(get err_timeout "$t"))"
-  say "mixed: by kind: screens $(get screens "$t"), sign-ins ok $(get login_ok "$t"), failed sign-ins $(get login_fail "$t"), sign-outs $(get logouts "$t"), forgot-password $(get forgot_ok "$t"), OData pages $(get odata_ok "$t")"
+  say "mixed: by kind: screens $(get screens "$t"), sign-ins ok $(get login_ok "$t"), failed sign-ins $(get login_fail "$t"), sign-outs $(get logouts "$t"), forgot-password $(get forgot_ok "$t"), OData pages $(get odata_ok "$t"), other 2xx $(get other2xx "$t")"
   say "mixed: latency p50 $(grep -h '^SOAK' "$OUT"/mixed-[ab].txt | sed 's/.*p50_ms=\([0-9.]*\).*/\1/' | paste -sd/) ms, p99 $(grep -h '^SOAK' "$OUT"/mixed-[ab].txt | sed 's/.*p99_ms=\([0-9.]*\).*/\1/' | paste -sd/) ms (a/b); server RSS peak a $((peak_a / 1024)) MB, b $((peak_b / 1024)) MB"
   grep -h '^SAMPLES' "$OUT"/mixed-[ab].txt | sed 's/^/mixed: samples of unexpected answers:/' | tee -a "$RESULTS" || true
   log_since "$mark" mixed | tee -a "$RESULTS"

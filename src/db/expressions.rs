@@ -325,13 +325,18 @@ impl Dialect {
     }
 
     /// One `ORDER BY` term putting nulls first ascending and last descending,
-    /// as SQLite and MySQL do by default and PostgreSQL must be told.
-    pub fn order_term(self, expr: &str, descending: bool) -> String {
-        match (self, descending) {
-            (Self::Postgres, false) => format!("{expr} ASC NULLS FIRST"),
-            (Self::Postgres, true) => format!("{expr} DESC NULLS LAST"),
-            (_, false) => format!("{expr} ASC"),
-            (_, true) => format!("{expr} DESC"),
+    /// as SQLite and MySQL do by default and PostgreSQL must be told. A term
+    /// that cannot be null (a key, a `NOT NULL` column) gets no null
+    /// ordering: PostgreSQL's indexes are `ASC NULLS LAST`, and the clause
+    /// would make it sort the whole table instead of reading the index.
+    pub fn order_term(self, expr: &str, descending: bool, nullable: bool) -> String {
+        let direction = if descending { "DESC" } else { "ASC" };
+        match (self, nullable) {
+            (Self::Postgres, true) if descending => format!("{expr} DESC NULLS LAST"),
+            (Self::Postgres, true) => format!("{expr} ASC NULLS FIRST"),
+            (Self::Postgres, false) | (Self::Sqlite, _) | (Self::MySql, _) => {
+                format!("{expr} {direction}")
+            }
         }
     }
 

@@ -219,7 +219,7 @@ mod tests {
             concat!(
                 r#"SELECT "t0"."id" AS "id", "t0"."title" AS "title", "t0"."author_id" AS "__0" "#,
                 r#"FROM "posts" AS "t0" WHERE "t0"."author_id" IN ($1, $2) "#,
-                r#"ORDER BY "t0"."id" ASC NULLS FIRST LIMIT $3 OFFSET $4"#
+                r#"ORDER BY "t0"."id" ASC LIMIT $3 OFFSET $4"#
             )
         );
         assert_eq!(

@@ -189,7 +189,10 @@ pub(crate) fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<Strin
     for item in &query.orderby {
         let r = resolve(w.model, w.root(), &[], &item.path, "$orderby")?;
         let value = w.path_value(&r)?;
-        terms.push(w.dialect.order_term(&value.sql, item.descending));
+        terms.push(
+            w.dialect
+                .order_term(&value.sql, item.descending, value.nullable),
+        );
     }
     let root = w.root();
     let ends_in_key = query
@@ -205,7 +208,8 @@ pub(crate) fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<Strin
             )
         })?;
         let value = w.property(&w.root_alias(), key);
-        terms.push(w.dialect.order_term(&value, false));
+        // A key is never null.
+        terms.push(w.dialect.order_term(&value, false, false));
     }
     Ok(terms.join(", "))
 }

@@ -41,7 +41,7 @@ fn page_query_selects_orders_and_limits() {
         concat!(
             r#"SELECT "t0"."id" AS "id", "t0"."display_name" AS "name" FROM "users" AS "t0" "#,
             r#"ORDER BY (SELECT "t1"."name" FROM "orgs" AS "t1" WHERE "t1"."id" = "t0"."org_id") DESC NULLS LAST, "#,
-            r#""t0"."id" ASC NULLS FIRST LIMIT $1 OFFSET $2"#
+            r#""t0"."id" ASC LIMIT $1 OFFSET $2"#
         )
     );
     assert_eq!(sql.binds, [Bind::Int(6), Bind::Int(3)]);
@@ -119,4 +119,29 @@ fn queries_that_do_not_fit_the_model_are_refused() {
     let q = parse_query("$search=x").expect("parses");
     let e = count_query(&m, orgs, &q, Postgres).expect_err("refused");
     assert_eq!(e.target, "$search");
+}
+
+#[test]
+fn only_a_nullable_term_gets_a_null_ordering_clause() {
+    // PostgreSQL's indexes are ASC NULLS LAST: a null clause on a key or a
+    // NOT NULL column would sort the table instead of reading the index.
+    let sql = page(Postgres, "", 0, 50);
+    assert!(
+        sql.text
+            .ends_with(r#"ORDER BY "t0"."id" ASC LIMIT $1 OFFSET $2"#),
+        "{}",
+        sql.text
+    );
+    let sql = page(Postgres, "$orderby=rank desc,age", 0, 50);
+    assert!(
+        sql.text.contains(
+            r#"ORDER BY "t0"."rank" DESC, "t0"."age" ASC NULLS FIRST, "t0"."id" ASC LIMIT"#
+        ),
+        "{}",
+        sql.text
+    );
+    for d in [Sqlite, MySql] {
+        let sql = page(d, "$orderby=age desc", 0, 50);
+        assert!(!sql.text.contains("NULLS"), "{}", sql.text);
+    }
 }
