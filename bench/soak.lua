@@ -27,6 +27,7 @@ s2, s3, s4, s429, s422, s401, busy, s5, other, other2xx = 0, 0, 0, 0, 0, 0, 0, 0
 login_ok, login_fail, logouts, forgot_ok, odata_ok, screens = 0, 0, 0, 0, 0, 0
 samples = ""
 nsamples = 0
+first429, firstbusy = 0, 0
 local cookies = {}
 local json_headers, form_headers
 
@@ -134,6 +135,7 @@ function response(status, headers, body)
     logouts = logouts + 1
   elseif status == 429 then
     s429 = s429 + 1
+    if first429 == 0 then first429 = os.time() end
   elseif status >= 400 and status < 500 then
     s4 = s4 + 1
     if status == 422 then
@@ -149,6 +151,7 @@ function response(status, headers, body)
     end
   elseif status == 503 and string.find(body, '"busy"', 1, true) then
     busy = busy + 1
+    if firstbusy == 0 then firstbusy = os.time() end
   elseif status >= 500 then
     s5 = s5 + 1
     sample(status, body)
@@ -164,7 +167,12 @@ function done(summary, latency, requests)
   local total = {}
   for _, k in ipairs(keys) do total[k] = 0 end
   local all_samples = ""
+  local f429, fbusy = 0, 0
   for _, thread in ipairs(threads) do
+    local t = thread:get("first429") or 0
+    if t > 0 and (f429 == 0 or t < f429) then f429 = t end
+    t = thread:get("firstbusy") or 0
+    if t > 0 and (fbusy == 0 or t < fbusy) then fbusy = t end
     for _, k in ipairs(keys) do
       total[k] = total[k] + (thread:get(k) or 0)
     end
@@ -177,6 +185,7 @@ function done(summary, latency, requests)
   end
   line = line .. string.format(" err_connect=%d err_read=%d err_write=%d err_timeout=%d",
     e.connect, e.read, e.write, e.timeout)
+  line = line .. string.format(" first429=%d firstbusy=%d", f429, fbusy)
   line = line .. string.format(" p50_ms=%.2f p99_ms=%.2f max_ms=%.2f",
     latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency.max / 1000)
   print(line)

@@ -20,17 +20,20 @@
 #
 # Not part of cargo test or CI. It restarts the local PostgreSQL server (part
 # restart): every other client of that server loses its connections.
-# Environment: DURATION (180), FLOOD_SECONDS (30), PG_DOWN_SECONDS (5),
+# Environment: DURATION (180), FLOOD_SECONDS (30), PG_DOWN_SECONDS (15: longer
+# than the pool's 10 s acquire timeout, so requests do fail while it is down),
 # MAIL_WAIT (130), PORT_A/PORT_B (8711/8712), SOAK_DB (gh_soak),
 # PG_BASE (postgres://postgres@127.0.0.1:5432), GATEHOUSE_BIN (default
 # $CARGO_TARGET_DIR or target, /release/gatehouse; built when missing),
-# KEEP=1 keeps the database and the work directory.
+# FLOOD_CONNECTIONS (300, split over the instances), KEEP=1 keeps the
+# database. Output: bench/out/soak-<time>/ (results.txt, wrk outputs, logs, mail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARTS="${PARTS:-mixed flood kill restart}"
 DURATION="${DURATION:-180}"
 FLOOD_SECONDS="${FLOOD_SECONDS:-30}"
-PG_DOWN_SECONDS="${PG_DOWN_SECONDS:-5}"
+FLOOD_CONNECTIONS="${FLOOD_CONNECTIONS:-300}"
+PG_DOWN_SECONDS="${PG_DOWN_SECONDS:-15}"
 MAIL_WAIT="${MAIL_WAIT:-130}"
 PORT_A="${PORT_A:-8711}"
 PORT_B="${PORT_B:-8712}"
@@ -142,6 +145,23 @@ log_since() { # "la lb" label
     grep ' WARN ' "$OUT/$2-$n.warnings" | sed -E 's/^[^ ]+ +WARN +//; s/[0-9]+/N/g' | sort | uniq -c | sort -rn | head -5 | sed 's/^/    /' || true
   done
 }
+# CPU ticks (1/100 s) of a process by thread name (numbers stripped): "name=ticks ...".
+thread_cpu() {
+  for t in /proc/"$1"/task/*; do
+    echo "$(cat "$t/comm" 2>/dev/null) $(awk '{print $14 + $15}' "$t/stat" 2>/dev/null)"
+  done | awk 'NF == 2 {sub(/-?[0-9]+$/, "", $1); a[$1] += $2} END {for (k in a) printf "%s=%d ", k, a[k]}'
+}
+cpu_diff() { # before after t_before t_after -> "name N % ..."
+  awk -v a="$1" -v b="$2" -v dt="$(awk -v x="$3" -v y="$4" 'BEGIN {print y - x}')" 'BEGIN {
+    n = split(a, xs, " "); for (i = 1; i <= n; i++) { split(xs[i], kv, "="); before[kv[1]] = kv[2] }
+    n = split(b, ys, " "); out = ""
+    for (i = 1; i <= n; i++) { split(ys[i], kv, "="); d = (kv[2] - before[kv[1]]) / dt
+      if (d >= 0.5) out = out sprintf("%s%s %.0f", out == "" ? "" : ", ", kv[1], d) }
+    print out }'
+}
+proc_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# whole machine: busy= and idle= ticks over all cores (/proc/stat)
+machine_ticks() { awk '/^cpu / {print "machine-busy=" $2 + $3 + $4 + $7 + $8 " machine-idle=" $5 + $6}' /proc/stat; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hwm_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -181,8 +201,12 @@ verdict() { # PASS|FAIL line
 
 # Sums the SOAK lines of wrk outputs: prints "key=value ..." totals.
 sum_soak() {
-  awk '/^SOAK / { for (i = 2; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ /_ms$/) { if (kv[2] > m[kv[1]]) m[kv[1]] = kv[2] } else s[kv[1]] += kv[2] } }
-       END { for (k in s) printf "%s=%s ", k, s[k]; for (k in m) printf "%s=%s ", k, m[k]; print "" }' "$@"
+  awk '/^SOAK / { for (i = 2; i <= NF; i++) { split($i, kv, "=")
+                    if (kv[1] ~ /_ms$/) { if (kv[2] > m[kv[1]]) m[kv[1]] = kv[2] }
+                    else if (kv[1] ~ /^first/) { if (kv[2] > 0 && (!(kv[1] in f) || kv[2] < f[kv[1]])) f[kv[1]] = kv[2] }
+                    else s[kv[1]] += kv[2] } }
+       END { for (k in s) printf "%s=%s ", k, s[k]; for (k in m) printf "%s=%s ", k, m[k]
+             for (k in f) printf "%s=%s ", k, f[k]; print "" }' "$@"
 }
 get() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
@@ -223,21 +247,30 @@ fi
 
 # ------------------------------------------------------------------ flood
 if [[ " $PARTS " == *" flood "* ]]; then
-  echo "== flood: 300 connections (150 per instance) of unknown-address sign-ins from 198.51.100.1 for ${FLOOD_SECONDS}s"
+  echo "== flood: $FLOOD_CONNECTIONS connections ($((FLOOD_CONNECTIONS / 2)) per instance) of unknown-address sign-ins from 198.51.100.1 for ${FLOOD_SECONDS}s"
   mark=$(log_mark)
   export SOAK_MODE=flood SOAK_FLOOD_IP=198.51.100.1
-  wrk -t1 -c150 -d"${FLOOD_SECONDS}s" --timeout 10s -s bench/soak.lua "$URL_A" >"$OUT/flood-a.txt" 2>&1 &
+  t_flood=$(date +%s)
+  wrk -t1 -c"$((FLOOD_CONNECTIONS / 2))" -d"${FLOOD_SECONDS}s" --timeout 10s -s bench/soak.lua "$URL_A" >"$OUT/flood-a.txt" 2>&1 &
   wa=$!; BG+=("$wa")
-  wrk -t1 -c150 -d"${FLOOD_SECONDS}s" --timeout 10s -s bench/soak.lua "$URL_B" >"$OUT/flood-b.txt" 2>&1 &
+  wrk -t1 -c"$((FLOOD_CONNECTIONS / 2))" -d"${FLOOD_SECONDS}s" --timeout 10s -s bench/soak.lua "$URL_B" >"$OUT/flood-b.txt" 2>&1 &
   wb=$!; BG+=("$wb")
   sleep 2
-  tries=$(( (FLOOD_SECONDS - 4) / 2 )); [ "$tries" -lt 10 ] && tries=10
+  cpu_a1=$(thread_cpu "$PIDS_A"); cpu_b1=$(thread_cpu "$PIDS_B"); t_cpu1=$(now)
+  cpu_w1="wrk=$(( $(proc_ticks "$wa") + $(proc_ticks "$wb") )) $(machine_ticks)"
+  tries=$(( (FLOOD_SECONDS - 4) / 2 )); if [ "$tries" -lt 10 ]; then tries=10; fi
   "${PROBE[@]}" realuser --urls "$URL_A,$URL_B" --email flood-user@example.org --password "$PASSWORD" \
-    --ip 203.0.113.50 --tries "$tries" --interval 2 | tee "$OUT/flood-user.txt"
+    --ip 203.0.113.50 --tries "$tries" --interval 2 --t0 "$t_flood" | tee "$OUT/flood-user.txt"
+  cpu_a2=$(thread_cpu "$PIDS_A"); cpu_b2=$(thread_cpu "$PIDS_B"); t_cpu2=$(now)
+  cpu_w2="wrk=$(( $(proc_ticks "$wa") + $(proc_ticks "$wb") )) $(machine_ticks)"
   wait "$wa" "$wb" || true
   t=$(sum_soak "$OUT/flood-a.txt" "$OUT/flood-b.txt")
   u=$(grep '^REALUSER' "$OUT/flood-user.txt")
   say "flood: $(get requests "$t") sign-ins from 198.51.100.1 in ${FLOOD_SECONDS}s: 422 $(get s422 "$t"), 429 $(get s429 "$t"), 503 busy $(get busy "$t"), 2xx $(get s2 "$t"), other 4xx $(( $(get s4 "$t") - $(get s422 "$t") )), other 5xx $(get s5 "$t"), socket errors $(( $(get err_connect "$t") + $(get err_read "$t") + $(get err_write "$t") + $(get err_timeout "$t") ))"
+  f429=$(get first429 "$t"); fbusy=$(get firstbusy "$t")
+  say "flood: first 503 busy at +$(awk -v a="${fbusy:-0}" -v b="$t_flood" 'BEGIN {if (a > 0) printf "%.0f s", a - b; else print "never"}'), first 429 at +$(awk -v a="${f429:-0}" -v b="$t_flood" 'BEGIN {if (a > 0) printf "%.0f s", a - b; else print "never"}') (1 s resolution)"
+  say "flood: server CPU from +2 s to the last try, in % of one core: a $(cpu_diff "$cpu_a1" "$cpu_a2" "$t_cpu1" "$t_cpu2"); b $(cpu_diff "$cpu_b1" "$cpu_b2" "$t_cpu1" "$t_cpu2"); $(cpu_diff "$cpu_w1" "$cpu_w2" "$t_cpu1" "$t_cpu2")"
+  grep '^try' "$OUT/flood-user.txt" | sed 's/^/flood: /' >>"$RESULTS"
   say "flood: user at 203.0.113.50, $(get tries "$u") tries alternating a/b: $(get ok "$u") answered 200, p50 $(get p50_ms "$u") ms, max $(get max_ms "$u") ms, answers $(get statuses "$u")"
   grep -h '^SAMPLES' "$OUT"/flood-[ab].txt | sed 's/^/flood: samples of unexpected answers:/' | tee -a "$RESULTS" || true
   log_since "$mark" flood | tee -a "$RESULTS"
@@ -254,13 +287,17 @@ if [[ " $PARTS " == *" kill "* ]]; then
   mark=$(log_mark)
   rm -f "$OUT/kill.stop" "$OUT/kill-records.jsonl"
   export SOAK_MODE=mixed SOAK_TOKEN="$TOKEN" SOAK_USERS="$USERS" SOAK_PASSWORD="$PASSWORD"
-  wrk -t1 -c8 -d14s --timeout 10s -s bench/soak.lua "$URL_A" >"$OUT/kill-load-a.txt" 2>&1 &
+  wrk -t1 -c8 -d16s --timeout 10s -s bench/soak.lua "$URL_A" >"$OUT/kill-load-a.txt" 2>&1 &
   wa=$!; BG+=("$wa")
-  wrk -t1 -c8 -d14s --timeout 10s -s bench/soak.lua "$URL_B" >"$OUT/kill-load-b.txt" 2>&1 &
+  wrk -t1 -c8 -d16s --timeout 10s -s bench/soak.lua "$URL_B" >"$OUT/kill-load-b.txt" 2>&1 &
   wb=$!; BG+=("$wb")
-  sleep 2
+  # a reset token for the password reset the killed instance will answer
+  curl -sf -o /dev/null -H 'Content-Type: application/json' -H 'X-Forwarded-For: 192.0.2.7' \
+    -d '{"email":"kp-http@example.org"}' "$URL_A/auth/forgot-password"
+  pw_token=$("${PROBE[@]}" reset-token --maildir "$OUT/mail" --email kp-http@example.org)
+  sleep 1
   "${PROBE[@]}" kill-record --urls "a=$URL_A,b=$URL_B" --victim b --password "$PASSWORD" \
-    --pw-email kp-http@example.org --new-password "a brand new soak password 1" --pw-after 3 \
+    --pw-email kp-http@example.org --pw-token "$pw_token" --new-password "a brand new soak password 1" --pw-after 3 \
     --stop "$OUT/kill.stop" --out "$OUT/kill-records.jsonl" >"$OUT/kill-record.txt" 2>&1 &
   probe=$!; BG+=("$probe")
   sleep 5
@@ -300,8 +337,12 @@ fi
 if [[ " $PARTS " == *" restart "* ]]; then
   echo "== restart: PostgreSQL stopped for ${PG_DOWN_SECONDS}s under a light load"
   mark=$(log_mark)
-  others=$(psql_admin -t -A -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname IS DISTINCT FROM '$SOAK_DB' AND pid <> pg_backend_pid()")
-  say "restart: other clients of the PostgreSQL server right before the restart: $others"
+  # Other clients of this server lose their connections: wait a while for
+  # them to finish (PG_QUIET_WAIT seconds), then go ahead anyway.
+  others_now() { psql_admin -t -A -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname IS DISTINCT FROM '$SOAK_DB' AND pid <> pg_backend_pid()"; }
+  waited=0
+  while [ "$(others_now)" != 0 ] && [ "$waited" -lt "${PG_QUIET_WAIT:-300}" ]; do sleep 5; waited=$((waited + 5)); done
+  say "restart: other clients of the PostgreSQL server right before the restart: $(others_now) (waited ${waited} s for them)"
   rm -f "$OUT/pg.stop" "$OUT/pg-probe.jsonl"
   "${PROBE[@]}" pg-probe --urls "a=$URL_A,b=$URL_B" --token "$TOKEN" --email pg-user@example.org \
     --password "$PASSWORD" --stop "$OUT/pg.stop" --out "$OUT/pg-probe.jsonl" 2>"$OUT/pg-probe.err" &

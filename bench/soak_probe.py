@@ -93,7 +93,7 @@ def cmd_realuser(a):
         ms = (time.time() - t0) * 1000
         times.append(ms)
         statuses[str(status)] = statuses.get(str(status), 0) + 1
-        print("try %2d %s -> %s in %.1f ms %s" % (i + 1, url, status, ms,
+        print("try %2d at +%.1f s %s -> %s in %.1f ms %s" % (i + 1, t0 - a.t0, url, status, ms,
               "" if status == 200 else body[:120]), flush=True)
         time.sleep(max(0.0, a.interval - ms / 1000))
     ok = statuses.get("200", 0)
@@ -160,23 +160,18 @@ def cmd_kill_record(a):
             time.sleep(a.forgot_pause)
 
     def password_change():
-        # a signed-in user changes the password through the instance that is killed
+        # a password reset (the mailed token) through the instance that is killed
         time.sleep(a.pw_after)
         url = urls[victim]
-        status, msg, body = sign_in(url, a.pw_email, a.password)
-        cookie = session_cookie(msg)
-        if status != 200 or not cookie:
-            print("password change: sign-in answered %s %s" % (status, body[:200]), file=sys.stderr)
-            return
-        status, _, body = request(url, "POST", "/auth/password", {
-            "current_password": a.password, "password": a.new_password,
-            "password_confirmation": a.new_password}, {"Cookie": cookie})
-        note("password@" + victim, status)
-        if status == 200:
-            record({"kind": "password", "via": "POST /auth/password", "instance": victim,
+        status, _, body = request(url, "POST", "/auth/reset-password", {
+            "token": a.pw_token, "email": a.pw_email, "password": a.new_password,
+            "password_confirmation": a.new_password}, {"X-Forwarded-For": rand_ip()})
+        note("reset-password@" + victim, status)
+        if status == 200 and "reset_success" in body:
+            record({"kind": "password", "via": "POST /auth/reset-password", "instance": victim,
                     "email": a.pw_email, "old": a.password, "new": a.new_password})
         else:
-            print("password change answered %s %s" % (status, body[:200]), file=sys.stderr)
+            print("password reset answered %s %s" % (status, body[:200]), file=sys.stderr)
 
     workers = [threading.Thread(target=signins) for _ in range(a.signin_threads)]
     workers += [threading.Thread(target=forgots) for _ in range(a.forgot_threads)]
@@ -299,6 +294,31 @@ def cmd_kill_verify(a):
     sys.exit(0 if ok else 1)
 
 
+# ---------------------------------------------------------------- reset-token
+def cmd_reset_token(a):
+    """Waits for the reset mail of --email in --maildir; prints its token."""
+    import email
+    from email import policy
+    link = re.compile(r"/password/reset/([A-Za-z0-9_\-]+)\?email=")
+    deadline = time.time() + a.wait
+    while time.time() < deadline:
+        for name in sorted(os.listdir(a.maildir)):
+            if not name.endswith(".eml"):
+                continue
+            with open(os.path.join(a.maildir, name), "rb") as f:
+                msg = email.message_from_binary_file(f, policy=policy.default)
+            if a.email.lower() not in str(msg.get("To", "")).lower():
+                continue
+            for part in msg.walk():
+                if part.get_content_type() == "text/plain":
+                    m = link.search(part.get_content())
+                    if m:
+                        print(m.group(1))
+                        return
+        time.sleep(0.5)
+    sys.exit("no reset mail for %s within %.0f s" % (a.email, a.wait))
+
+
 # ---------------------------------------------------------------- pg-probe
 def cmd_pg_probe(a):
     urls = dict(pair.split("=", 1) for pair in a.urls.split(","))
@@ -349,10 +369,19 @@ def cmd_pg_analyze(a):
         len(rows), len(rows) - len(fails), len(fails), a.grace, len(fails) - len(outside), len(outside)))
     print("PGRESTART failure answers: " + (", ".join("%s ×%d" % kv for kv in sorted(statuses.items())) or "none"))
     if fails:
-        print("PGRESTART failed requests took p50 %.0f ms, max %.0f ms to answer; first failure %.2f s after the stop began, last one %.2f s after PostgreSQL was back" % (
+        last = max(r["end"] for r in fails) - t_up
+        print("PGRESTART failed requests took p50 %.0f ms, max %.0f ms to answer; first failure answered %.2f s after the stop began, last one %.2f s %s PostgreSQL was ready" % (
             pct([1000 * (r["end"] - r["start"]) for r in fails], 50),
             max(1000 * (r["end"] - r["start"]) for r in fails),
-            min(r["end"] for r in fails) - t_stop, max(r["end"] for r in fails) - t_up))
+            min(r["end"] for r in fails) - t_stop, abs(last), "after" if last >= 0 else "before"))
+    # requests sent while it was down: answered how, and how long they were held
+    during = [r for r in rows if t_stop <= r["start"] <= t_up]
+    held_ok = [r for r in during if r["ok"]]
+    if during:
+        print("PGRESTART requests sent while it was down: %d; answered 2xx after waiting: %d (held up to %.2f s), failed: %d (after up to %.2f s)" % (
+            len(during), len(held_ok), max((r["end"] - r["start"] for r in held_ok), default=0.0),
+            len(during) - len(held_ok),
+            max((r["end"] - r["start"] for r in during if not r["ok"]), default=0.0)))
     worst = 0.0
     for name in sorted({r["instance"] for r in rows}):
         for kind in ("odata", "login"):
@@ -378,6 +407,7 @@ def main():
     s.add_argument("--ip", required=True)
     s.add_argument("--tries", type=int, default=12)
     s.add_argument("--interval", type=float, default=2.0)
+    s.add_argument("--t0", type=float, default=0.0, help="flood start (epoch seconds)")
     s = sub.add_parser("kill-record")
     s.add_argument("--urls", required=True, help="name=url,name=url")
     s.add_argument("--victim", required=True)
@@ -388,6 +418,7 @@ def main():
     s.add_argument("--signin-threads", type=int, default=4)
     s.add_argument("--forgot-threads", type=int, default=2)
     s.add_argument("--pw-email", required=True)
+    s.add_argument("--pw-token", required=True, help="a live reset token of --pw-email")
     s.add_argument("--new-password", required=True)
     s.add_argument("--pw-after", type=float, default=3.0)
     s.add_argument("--stop", required=True)
@@ -402,6 +433,10 @@ def main():
     s.add_argument("--t-kill", type=float, default=0.0)
     s.add_argument("--password-record", action="append", default=[],
                    help='JSON {"via","t","email","old","new"} of a change made elsewhere')
+    s = sub.add_parser("reset-token")
+    s.add_argument("--maildir", required=True)
+    s.add_argument("--email", required=True)
+    s.add_argument("--wait", type=float, default=30)
     s = sub.add_parser("pg-probe")
     s.add_argument("--urls", required=True)
     s.add_argument("--token", required=True)
@@ -417,7 +452,7 @@ def main():
     s.add_argument("--grace", type=float, default=5.0)
     a = p.parse_args()
     {"realuser": cmd_realuser, "kill-record": cmd_kill_record, "kill-verify": cmd_kill_verify,
-     "pg-probe": cmd_pg_probe, "pg-analyze": cmd_pg_analyze}[a.cmd](a)
+     "reset-token": cmd_reset_token, "pg-probe": cmd_pg_probe, "pg-analyze": cmd_pg_analyze}[a.cmd](a)
 
 
 if __name__ == "__main__":

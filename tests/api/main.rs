@@ -21,6 +21,7 @@ mod odata_filter;
 mod odata_fixture;
 mod odata_limits;
 mod odata_paging;
+mod odata_plans;
 mod odata_resources;
 mod odata_search;
 mod outage;
