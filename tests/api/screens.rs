@@ -46,6 +46,17 @@ async fn accept_language_de_renders_german_with_html_lang() {
 }
 
 #[rocket::async_test]
+async fn accept_language_weights_decide_over_the_written_order() {
+    let app = spawn_app().await;
+    let (status, body) = page(&app, "/login", Some("en;q=0.2, de;q=0.9")).await;
+    assert_eq!(status, Status::Ok);
+    assert!(body.contains("<html lang=\"de\">"), "{body}");
+    assert!(body.contains("<title>Anmelden</title>"));
+    let (_, body) = page(&app, "/login", Some("de;q=0, en;q=0.1")).await;
+    assert!(body.contains("<html lang=\"en\">"), "q=0 refuses German");
+}
+
+#[rocket::async_test]
 async fn english_is_the_default_language() {
     let app = spawn_app().await;
     for accept in [None, Some("fr-FR,fr;q=0.9")] {
