@@ -136,6 +136,55 @@ async fn bad_keys_are_400_and_unknown_resources_404() {
 }
 
 #[rocket::async_test]
+async fn malformed_key_segments_are_400_invalid_key() {
+    let app = spawn_fixture().await;
+    for target in [
+        "Things(3",
+        "Things(",
+        "Things()",
+        "Things(3))",
+        "Things(id=)",
+        "Things(id=3",
+        "Things(3)x",
+        "Things(3/category",
+        "Things(3?$select=name",
+        "Colours('red'",
+    ] {
+        let answer = app.odata(target).await;
+        answer.assert_error(Status::BadRequest, None);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            "invalid_key",
+            "GET {}: {}",
+            answer.request,
+            answer.body
+        );
+        assert_no_sql(&answer);
+    }
+}
+
+#[rocket::async_test]
+async fn an_unknown_set_is_404_whatever_its_key_looks_like() {
+    let app = spawn_fixture().await;
+    for target in [
+        "Nothing(3",
+        "Nothing(",
+        "Nothing()",
+        "Nothing(id=)",
+        "Nothing(3)",
+    ] {
+        let answer = app.odata(target).await;
+        answer.assert_error(Status::NotFound, None);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            "not_found",
+            "{}",
+            answer.body
+        );
+    }
+}
+
+#[rocket::async_test]
 async fn oversized_and_overly_nested_queries_are_400() {
     let app = spawn_fixture().await;
     let long = format!("name eq '{}'", "x".repeat(10_000));
