@@ -206,6 +206,20 @@ async fn oversized_and_overly_nested_queries_are_400() {
     answer.assert_error(Status::BadRequest, Some("$expand"));
 }
 
+#[rocket::async_test]
+async fn a_query_whose_next_links_would_be_too_long_is_400_naming_the_option() {
+    let app = spawn_fixture().await;
+    // 2,770 bytes sent; each `+` (a space) is `%20` in a next link: 8,272.
+    let uri = format!("/odata/Things?$filter=name+ne+'{}'", "+".repeat(2750));
+    let answer = app.get_uri(&uri, &[]).await;
+    answer.assert_error(Status::BadRequest, Some("$filter"));
+    let message = answer.json()["error"]["message"].clone();
+    assert!(
+        message.as_str().unwrap().contains("as next links write it"),
+        "{message}"
+    );
+}
+
 /// Panics unless every fixture table still holds every row.
 async fn assert_tables_intact(app: &TestApp) {
     assert_eq!(app.count("things").await, THINGS.len() as i64);
