@@ -21,6 +21,10 @@
   function clearErrors(form) {
     form.querySelectorAll(".field-error").forEach(function (p) { p.textContent = ""; });
     form.querySelectorAll("[aria-invalid]").forEach(function (el) { el.removeAttribute("aria-invalid"); });
+    form.querySelectorAll("[aria-describedby='form-message']").forEach(function (el) {
+      var named = el.name ? el : el.querySelector("[name]");
+      if (named) el.setAttribute("aria-describedby", named.name + "-error");
+    });
     show("", "");
   }
 
@@ -32,13 +36,18 @@
       var codes = errors[field] || [];
       var target = document.getElementById(field + "-error");
       var words = codes.length ? text(codes[0], data) : "";
-      // A field error that repeats the form message is announced once.
-      if (target && words !== summary) target.textContent = words;
-      var input = form.querySelector("[name='" + field + "']:not([type=hidden])");
-      if (input) {
+      // A field error that repeats the form message is announced once, and
+      // the field points at the form message instead of its empty error.
+      var repeated = words === summary;
+      if (target && !repeated) target.textContent = words;
+      var inputs = form.querySelectorAll("[name='" + field + "']:not([type=hidden])");
+      inputs.forEach(function (input) {
         input.setAttribute("aria-invalid", "true");
-        if (!first) first = input;
-      }
+        var described = input.closest("fieldset[aria-describedby]") || input;
+        if (repeated) described.setAttribute("aria-describedby", "form-message");
+        else if (target) described.setAttribute("aria-describedby", field + "-error");
+      });
+      if (inputs.length && !first) first = inputs[0];
     });
     show("error", summary);
     if (first) first.focus();

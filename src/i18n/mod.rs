@@ -45,8 +45,25 @@ impl Language {
     }
 
     /// The best supported match for an `Accept-Language` header.
+    ///
+    /// The `q` weights decide (RFC 9110 §12.5.4), not the order the tags are
+    /// written in; tags of equal weight keep their order, and `q=0` means
+    /// "not this language". fluent-langneg's own parser drops the weights, so
+    /// the `accept-language` crate ranks the tags and fluent-langneg matches
+    /// them (`de-AT` → `de`).
+    ///
+    /// ```
+    /// use gatehouse::i18n::Language;
+    /// assert_eq!(Language::negotiate("en;q=0.2, de;q=0.9"), Language::De);
+    /// assert_eq!(Language::negotiate("de;q=0, en;q=0.1"), Language::En);
+    /// ```
     pub fn negotiate(accept_language: &str) -> Self {
-        let requested = fluent_langneg::accepted_languages::parse(accept_language);
+        let requested: Vec<LanguageIdentifier> =
+            accept_language::parse_with_quality(accept_language)
+                .into_iter()
+                .filter(|(_, quality)| *quality > 0.0)
+                .filter_map(|(tag, _)| tag.parse().ok())
+                .collect();
         let available: Vec<LanguageIdentifier> = Self::ALL.iter().map(|l| l.id()).collect();
         let default = Self::En.id();
         let chosen = fluent_langneg::negotiate_languages(
@@ -219,6 +236,37 @@ mod tests {
         assert_eq!(Language::negotiate("fr-FR, en;q=0.5"), Language::En);
         assert_eq!(Language::negotiate("fr"), Language::En);
         assert_eq!(Language::negotiate(""), Language::En);
+    }
+
+    #[test]
+    fn accept_language_weights_outrank_the_written_order() {
+        assert_eq!(Language::negotiate("en;q=0.2, de;q=0.9"), Language::De);
+        assert_eq!(Language::negotiate("en;q=0.5,de"), Language::De);
+        assert_eq!(Language::negotiate("de;q=0.1, en"), Language::En);
+        assert_eq!(
+            Language::negotiate("fr, en;q=0.3, de-AT;q=0.8"),
+            Language::De
+        );
+    }
+
+    #[test]
+    fn accept_language_equal_weights_keep_their_order() {
+        assert_eq!(Language::negotiate("de, en"), Language::De);
+        assert_eq!(Language::negotiate("en;q=0.7, de;q=0.7"), Language::En);
+    }
+
+    #[test]
+    fn accept_language_q_zero_refuses_a_language() {
+        assert_eq!(Language::negotiate("de;q=0"), Language::En);
+        assert_eq!(Language::negotiate("de;q=0, en;q=0.1"), Language::En);
+        assert_eq!(Language::negotiate("de;q=0.0, *;q=0.5"), Language::En);
+    }
+
+    #[test]
+    fn accept_language_garbage_falls_back_to_english() {
+        for header in [",,;", "de;q=abc", "*", ";q=1", "x-\u{1}"] {
+            assert_eq!(Language::negotiate(header), Language::En, "{header}");
+        }
     }
 
     #[test]

@@ -13,8 +13,14 @@ use super::lexer::{tokenize, Token, TokenKind};
 use super::query::{Format, OrderItem, Path, Query, Select};
 use super::search::parse_search_expr;
 
-/// The longest query string accepted, in bytes, before decoding.
+/// The longest query string accepted, in bytes: as sent (before decoding),
+/// and as next links write it (percent-encoded, see
+/// [`Query::to_query_string`]) with room for their `$top` and `$skip`.
 pub const MAX_QUERY_LENGTH: usize = 8 * 1024;
+
+/// Room kept within [`MAX_QUERY_LENGTH`] for the `$top` and `$skip` a next
+/// link writes: each a `u64` (at most 20 digits) after `&` and its name.
+const PAGING_ROOM: usize = "&$top=".len() + 20 + "&$skip=".len() + 20;
 
 /// Parses a request's query string (with or without its leading `?`).
 ///
@@ -53,7 +59,40 @@ pub fn parse_query(raw: &str) -> Result<Query, ParseError> {
             .map_err(|e| e.in_chars(&value))?;
         seen.push(name);
     }
+    check_printed_length(&query)?;
     Ok(query)
+}
+
+/// Refuses a query whose next links could not be followed. A next link
+/// carries the query as [`Query::to_query_string`] prints it, with `$top`
+/// and `$skip` of its own, and that can be longer than what was sent:
+/// characters sent raw or as `+` print as `%XX` (three bytes for one), an
+/// undecodable `%zz` as `%25zz`, and `$search` words side by side print with
+/// ` AND ` between them. So the printed form, leaving out `$top` and `$skip`
+/// but keeping room for them, must fit in [`MAX_QUERY_LENGTH`] too; then
+/// every link written for an accepted query is accepted, and prints the same.
+/// The option with the longest printed form is named as the one at fault.
+fn check_printed_length(query: &Query) -> Result<(), ParseError> {
+    let limit = MAX_QUERY_LENGTH - PAGING_ROOM;
+    let parameters = query.encoded_parameters();
+    let kept: Vec<&(String, String)> = parameters
+        .iter()
+        .filter(|(name, _)| name != "$top" && name != "$skip")
+        .collect();
+    let separators = kept.len().saturating_sub(1);
+    let printed = kept.iter().map(|(_, p)| p.len()).sum::<usize>() + separators;
+    if printed <= limit {
+        return Ok(());
+    }
+    let culprit = kept
+        .iter()
+        .max_by_key(|(_, p)| p.len())
+        .map_or("", |(name, _)| name.as_str());
+    let message = format!(
+        "percent-encoded as next links write it, the query string (without $top and \
+         $skip) is {printed} bytes; at most {limit} are allowed"
+    );
+    Err(ParseError::new(culprit, 0, message))
 }
 
 fn plus_as_space(raw: &str) -> Cow<'_, str> {

@@ -149,8 +149,40 @@ fn the_query_string_length_is_bounded() {
     let (option, _, message) = err(&long);
     assert_eq!(option, "");
     assert_eq!(message, "query string is longer than 8192 bytes");
-    let fits = format!("x={}", "a".repeat(MAX_QUERY_LENGTH - 2));
+    let fits = format!("x={}", "a".repeat(MAX_QUERY_LENGTH - PAGING_ROOM - 2));
     assert!(parse_query(&fits).is_ok());
+    let no_room = format!("x={}", "a".repeat(MAX_QUERY_LENGTH - PAGING_ROOM - 1));
+    assert_eq!(err(&no_room).0, "x", "no room left for a next link's $skip");
+}
+
+#[test]
+fn a_search_that_prints_longer_than_the_limit_is_refused_naming_it() {
+    // 3000 bytes sent; `<` prints as `%3C`, so 9000 in a next link.
+    let raw = format!("$search={}&$top=5", "<".repeat(3000));
+    assert_eq!(
+        err(&raw),
+        e(
+            "$search",
+            0,
+            "percent-encoded as next links write it, the query string (without $top and \
+             $skip) is 9008 bytes; at most 8139 are allowed"
+        )
+    );
+    let fits = format!("$search={}&$top=5", "<".repeat(2700));
+    let query = parse_query(&fits).expect("8108 bytes printed fit");
+    assert_eq!(parse_query(&query.to_query_string()), Ok(query));
+}
+
+#[test]
+fn the_longest_printed_option_is_named() {
+    let raw = format!(
+        "$filter=a eq '{}'&lang={}",
+        "<".repeat(2000),
+        "<".repeat(900)
+    );
+    assert_eq!(err(&raw).0, "$filter");
+    let raw = format!("$orderby={}", vec!["a desc"; 1100].join(","));
+    assert_eq!(err(&raw).0, "$orderby", "`+`/` ` print as `%20`");
 }
 
 #[test]
@@ -165,5 +197,84 @@ fn printing_a_query_reparses_to_the_same_query() {
         q.to_string(),
         "$filter=a eq 1&$search=x OR y&$select=a,b&$expand=m($filter=c eq 'x;y';\
          $expand=n($select=z);$top=2)&$orderby=a desc,b&$top=5&$skip=1&$count=true&$format=json&k=v&w"
+    );
+}
+
+/// Queries of about the longest length accepted whose printed form (what
+/// next links carry) is longer than what was sent: characters sent raw or as
+/// `+` print as `%XX`, a space between `$search` words prints as ` AND `,
+/// `=` inside `$expand` prints as `%3D`, an undecodable `%zz` as `%25zz`,
+/// an extra parameter's invalid UTF-8 as the replacement character.
+fn outgrowing(option: &str, unit: &str) -> String {
+    let prefix = format!("{option}=");
+    let room = MAX_QUERY_LENGTH - prefix.len();
+    let units = room / unit.len();
+    format!("{prefix}{}", unit.repeat(units))
+}
+
+fn near_limit_queries() -> Vec<String> {
+    let raws = vec![
+        outgrowing("$search", "<"),
+        outgrowing("$search", "é"),
+        outgrowing("$search", "%zz"),
+        format!("$search={}", vec!["<".repeat(30); 250].join("+")),
+        format!("$search=\"{}\"", "\\\"".repeat(4000)),
+        format!("$search={}", "a+".repeat(255)),
+        format!("$filter=name eq '{}'", "<".repeat(8000)),
+        format!("$filter=name+eq+'{}'", "+".repeat(8000)),
+        outgrowing("$select", "a,+")
+            .trim_end_matches(['+', ','])
+            .to_owned(),
+        outgrowing("$orderby", "a+desc,")
+            .trim_end_matches(',')
+            .to_owned(),
+        format!("$expand=a($filter=b+eq+'{}')", "+".repeat(8000)),
+        outgrowing("lang", "<"),
+        // An extra parameter is decoded lossily: `%FF` becomes U+FFFD,
+        // printed as `%EF%BF%BD`.
+        outgrowing("lang", "%FF"),
+    ];
+    assert!(raws.iter().all(|r| r.len() <= MAX_QUERY_LENGTH));
+    raws
+}
+
+/// What a next link for `query` carries at the longest: `$top` and `$skip`
+/// as large as they can be.
+fn furthest_next(query: &Query) -> Query {
+    Query {
+        top: Some(u64::MAX),
+        skip: Some(u64::MAX),
+        ..query.clone()
+    }
+}
+
+#[test]
+fn every_accepted_query_prints_to_a_query_string_that_parses_back() {
+    for raw in near_limit_queries() {
+        let start: String = raw.chars().take(40).collect();
+        let Ok(query) = parse_query(&raw) else {
+            continue;
+        };
+        let printed = query.to_query_string();
+        assert_eq!(parse_query(&printed).as_ref(), Ok(&query), "{start}…");
+        let next = furthest_next(&query);
+        assert_eq!(parse_query(&next.to_query_string()), Ok(next), "{start}…");
+    }
+}
+
+#[test]
+fn near_limit_queries_that_print_longer_are_refused_up_front() {
+    let refused: Vec<String> = near_limit_queries()
+        .iter()
+        .filter_map(|raw| parse_query(raw).err())
+        .inspect(|e| assert!(e.message.contains("as next links write it"), "{e}"))
+        .map(|e| e.option)
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "$search", "$search", "$search", "$search", "$search", "$filter", "$filter",
+            "$orderby", "$expand", "lang", "lang"
+        ]
     );
 }

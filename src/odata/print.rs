@@ -82,21 +82,31 @@ impl Query {
     /// assert_eq!(q.to_query_string(), "$filter=name%20eq%20'A%26B'&lang=en");
     /// ```
     pub fn to_query_string(&self) -> String {
-        let mut out = String::new();
+        let parameters: Vec<String> = self
+            .encoded_parameters()
+            .into_iter()
+            .map(|(_, parameter)| parameter)
+            .collect();
+        parameters.join("&")
+    }
+
+    /// The parameters [`to_query_string`](Query::to_query_string) joins with
+    /// `&`: each option's (or extra parameter's) name, and the percent-encoded
+    /// `name=value` written for it.
+    pub(crate) fn encoded_parameters(&self) -> Vec<(String, String)> {
         let extra = self.extra.iter().map(|(k, v)| (k.as_str(), v.clone()));
-        let pairs = self.options().into_iter().chain(extra);
-        for (i, (name, value)) in pairs.enumerate() {
-            if i > 0 {
-                out.push('&');
-            }
-            let _ = write!(
-                out,
-                "{}={}",
-                utf8_percent_encode(name, VALUE),
-                utf8_percent_encode(&value, VALUE)
-            );
-        }
-        out
+        self.options()
+            .into_iter()
+            .chain(extra)
+            .map(|(name, value)| {
+                let encoded = format!(
+                    "{}={}",
+                    utf8_percent_encode(name, VALUE),
+                    utf8_percent_encode(&value, VALUE)
+                );
+                (name.to_owned(), encoded)
+            })
+            .collect()
     }
 }
 

@@ -82,6 +82,27 @@ const EMBEDDED: [(&str, &str); 7] = [
     ),
 ];
 
+/// The id of the element the form message is shown in (`base.html`).
+const FORM_MESSAGE_ID: &str = "form-message";
+
+/// For each field with an error, the id of the element that shows its words,
+/// for the field's `aria-describedby`: its own `<field>-error`, or the form
+/// message when that says the same (the words are then shown only there, and
+/// the field must still point at them).
+fn error_ids(errors: &BTreeMap<String, String>, message: Option<&str>) -> BTreeMap<String, String> {
+    errors
+        .iter()
+        .map(|(field, words)| {
+            let id = if message == Some(words.as_str()) {
+                FORM_MESSAGE_ID.to_owned()
+            } else {
+                format!("{field}-error")
+            };
+            (field.clone(), id)
+        })
+        .collect()
+}
+
 #[derive(Serialize)]
 struct LanguageLink {
     tag: &'static str,
@@ -213,6 +234,7 @@ impl Screens {
             }
         }
         let message = code.map(|c| self.message(language, c, flash));
+        let error_ids = error_ids(&errors, message.as_deref());
         // A field error that repeats the form message is announced once.
         errors.retain(|_, words| message.as_ref() != Some(words));
         let mut context = Context::new();
@@ -222,6 +244,7 @@ impl Screens {
         context.insert("message", &message);
         context.insert("message_kind", if success { "success" } else { "error" });
         context.insert("errors", &errors);
+        context.insert("error_ids", &error_ids);
         let values = flash
             .and_then(|f| f.get("old"))
             .cloned()
@@ -269,5 +292,46 @@ impl Screens {
             })
         })
         .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_repeating_the_form_message_is_described_by_it() {
+        let errors = BTreeMap::from([
+            ("email".to_owned(), "Wrong address or password.".to_owned()),
+            ("password".to_owned(), "This field is required.".to_owned()),
+        ]);
+        let ids = error_ids(&errors, Some("Wrong address or password."));
+        assert_eq!(ids["email"], "form-message");
+        assert_eq!(ids["password"], "password-error");
+        assert_eq!(error_ids(&errors, None)["email"], "email-error");
+    }
+
+    /// A host's own screen written before `error_ids` existed still renders
+    /// with the embedded macros.
+    #[test]
+    fn the_input_macro_works_without_error_ids() {
+        let macros = EMBEDDED.iter().find(|(name, _)| *name == "macros.html");
+        let mut tera = Tera::default();
+        tera.add_raw_templates([
+            ("macros.html", macros.expect("embedded").1),
+            (
+                "own.html",
+                "{% import \"macros.html\" as m %}{{ m::input(field=\"email\", label=\"E\", \
+                 type=\"email\", autocomplete=\"username\", errors=errors) }}",
+            ),
+        ])
+        .expect("templates parse");
+        let mut context = Context::new();
+        context.insert("errors", &BTreeMap::from([("email", "Bad address")]));
+        let html = tera.render("own.html", &context).expect("renders");
+        assert!(
+            html.contains("aria-describedby=\"email-error\" aria-invalid=\"true\""),
+            "{html}"
+        );
     }
 }

@@ -108,6 +108,8 @@ async fn guests_get_401_in_the_odata_shape() {
     for target in [
         "Users",
         "Users(1)",
+        "Users(1",
+        "Users()",
         "Users/$count",
         "Organisations",
         "Organisations(1)/members",

@@ -136,6 +136,55 @@ async fn bad_keys_are_400_and_unknown_resources_404() {
 }
 
 #[rocket::async_test]
+async fn malformed_key_segments_are_400_invalid_key() {
+    let app = spawn_fixture().await;
+    for target in [
+        "Things(3",
+        "Things(",
+        "Things()",
+        "Things(3))",
+        "Things(id=)",
+        "Things(id=3",
+        "Things(3)x",
+        "Things(3/category",
+        "Things(3?$select=name",
+        "Colours('red'",
+    ] {
+        let answer = app.odata(target).await;
+        answer.assert_error(Status::BadRequest, None);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            "invalid_key",
+            "GET {}: {}",
+            answer.request,
+            answer.body
+        );
+        assert_no_sql(&answer);
+    }
+}
+
+#[rocket::async_test]
+async fn an_unknown_set_is_404_whatever_its_key_looks_like() {
+    let app = spawn_fixture().await;
+    for target in [
+        "Nothing(3",
+        "Nothing(",
+        "Nothing()",
+        "Nothing(id=)",
+        "Nothing(3)",
+    ] {
+        let answer = app.odata(target).await;
+        answer.assert_error(Status::NotFound, None);
+        assert_eq!(
+            answer.json()["error"]["code"],
+            "not_found",
+            "{}",
+            answer.body
+        );
+    }
+}
+
+#[rocket::async_test]
 async fn oversized_and_overly_nested_queries_are_400() {
     let app = spawn_fixture().await;
     let long = format!("name eq '{}'", "x".repeat(10_000));
@@ -155,6 +204,20 @@ async fn oversized_and_overly_nested_queries_are_400() {
     let expand = "category($expand=items($expand=".repeat(10) + "category" + &"))".repeat(10);
     let answer = get(&app, "Things", &[("$expand", &expand)]).await;
     answer.assert_error(Status::BadRequest, Some("$expand"));
+}
+
+#[rocket::async_test]
+async fn a_query_whose_next_links_would_be_too_long_is_400_naming_the_option() {
+    let app = spawn_fixture().await;
+    // 2,770 bytes sent; each `+` (a space) is `%20` in a next link: 8,272.
+    let uri = format!("/odata/Things?$filter=name+ne+'{}'", "+".repeat(2750));
+    let answer = app.get_uri(&uri, &[]).await;
+    answer.assert_error(Status::BadRequest, Some("$filter"));
+    let message = answer.json()["error"]["message"].clone();
+    assert!(
+        message.as_str().unwrap().contains("as next links write it"),
+        "{message}"
+    );
 }
 
 /// Panics unless every fixture table still holds every row.

@@ -246,6 +246,16 @@ async fn without_a_maximum_a_client_may_ask_for_more_than_the_default() {
 }
 
 #[rocket::async_test]
+async fn a_query_near_the_length_limit_pages_through_its_next_links() {
+    let app = spawn_paged().await;
+    // Each `+` (a space) is `%20` in the next links: 8,122 bytes and more.
+    let uri = format!("/odata/Things?$filter=name+ne+'{}'", "+".repeat(2700));
+    let pages = walk(&app, &uri, &[]).await;
+    assert!(pages.len() > 2, "{} pages", pages.len());
+    assert_eq!(ids_of(&pages), all_ids());
+}
+
+#[rocket::async_test]
 async fn top_is_the_total_that_pages_cut() {
     let app = spawn_paged().await;
     let first = app.odata("Things?$top=5").await;

@@ -46,6 +46,17 @@ async fn accept_language_de_renders_german_with_html_lang() {
 }
 
 #[rocket::async_test]
+async fn accept_language_weights_decide_over_the_written_order() {
+    let app = spawn_app().await;
+    let (status, body) = page(&app, "/login", Some("en;q=0.2, de;q=0.9")).await;
+    assert_eq!(status, Status::Ok);
+    assert!(body.contains("<html lang=\"de\">"), "{body}");
+    assert!(body.contains("<title>Anmelden</title>"));
+    let (_, body) = page(&app, "/login", Some("de;q=0, en;q=0.1")).await;
+    assert!(body.contains("<html lang=\"en\">"), "q=0 refuses German");
+}
+
+#[rocket::async_test]
 async fn english_is_the_default_language() {
     let app = spawn_app().await;
     for accept in [None, Some("fr-FR,fr;q=0.9")] {
@@ -306,4 +317,112 @@ async fn failed_form_post_keeps_the_typed_address_but_never_the_password() {
     let (_, body) = page(&app, "/login", None).await;
     assert!(body.contains("value=\"ada@example.org\""), "{body}");
     assert!(!body.contains("secret-typed-here"));
+}
+
+/// The opening tag of the element whose `id` is `id`, and the text right
+/// after it (up to the next tag); `None` unless exactly one element has it.
+fn element<'b>(body: &'b str, id: &str) -> Option<(&'b str, &'b str)> {
+    let needle = format!(" id=\"{id}\"");
+    let at = body.find(&needle)?;
+    if body.matches(&needle).count() != 1 {
+        return None;
+    }
+    let start = body[..at].rfind('<')?;
+    let end = at + body[at..].find('>')?;
+    let rest = &body[end + 1..];
+    Some((
+        &body[start..=end],
+        &rest[..rest.find('<').unwrap_or(rest.len())],
+    ))
+}
+
+fn attribute<'t>(tag: &'t str, name: &str) -> Option<&'t str> {
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    Some(&tag[at..at + tag[at..].find('"')?])
+}
+
+/// Asserts that the control `id` is marked invalid and that its
+/// `aria-describedby` (or that of `described`, the element carrying it) names
+/// an element on the page that shows `words`.
+fn assert_error_tied(body: &str, id: &str, described: &str, words: &str) {
+    let (control, _) = element(body, id).unwrap_or_else(|| panic!("no #{id}: {body}"));
+    assert_eq!(
+        attribute(control, "aria-invalid"),
+        Some("true"),
+        "{control}"
+    );
+    let (carrier, _) = element(body, described).unwrap_or_else(|| panic!("no #{described}"));
+    let target = attribute(carrier, "aria-describedby")
+        .unwrap_or_else(|| panic!("#{described} has no aria-describedby: {carrier}"));
+    let (_, shown) =
+        element(body, target).unwrap_or_else(|| panic!("#{id} points at a missing #{target}"));
+    assert_eq!(shown.trim(), words, "#{id} is described by #{target}");
+}
+
+async fn follow(
+    app: &crate::helpers::TestApp,
+    response: rocket::local::asynchronous::LocalResponse<'_>,
+) -> String {
+    assert_eq!(response.status(), Status::SeeOther);
+    let screen = location(&response);
+    page(app, &screen, None).await.1
+}
+
+#[rocket::async_test]
+async fn failed_form_sign_in_ties_the_message_to_the_email_field() {
+    let app = spawn_app().await;
+    app.create_user("ada@example.org", PASSWORD).await;
+    let response = app
+        .post_form(
+            "/auth/login",
+            "email=ada%40example.org&password=wrong-password",
+        )
+        .await;
+    assert_eq!(location(&response), "/login");
+    let body = follow(&app, response).await;
+    let message = "These credentials do not match our records.";
+    assert_error_tied(&body, "email", "email", message);
+    let (password, _) = element(&body, "password").unwrap();
+    assert_eq!(attribute(password, "aria-invalid"), None, "{password}");
+}
+
+#[rocket::async_test]
+async fn form_field_errors_are_tied_to_their_fields_on_every_screen() {
+    let app = spawn_app().await;
+    let response = app
+        .post_form("/auth/forgot-password", "email=not-an-address")
+        .await;
+    let body = follow(&app, response).await;
+    assert_error_tied(
+        &body,
+        "email",
+        "email",
+        "Please enter a valid email address.",
+    );
+
+    let response = app
+        .post_form(
+            "/auth/reset-password",
+            "token=abc&email=ada%40example.org&password=short&password_confirmation=other",
+        )
+        .await;
+    let body = follow(&app, response).await;
+    assert_error_tied(
+        &body,
+        "password",
+        "password",
+        "The two passwords do not match.",
+    );
+
+    app.create_user("ada@example.org", PASSWORD).await;
+    assert_eq!(app.login("ada@example.org", PASSWORD).await, Status::Ok);
+    let response = app.post_form("/auth/intents/org-setup", "org_name=").await;
+    assert_eq!(location(&response), "/login/org-setup");
+    let body = follow(&app, response).await;
+    let required = "This field is required.";
+    assert_error_tied(&body, "org_name", "org_name", required);
+    assert_error_tied(&body, "legal_form", "legal_form-group", required);
+    assert_error_tied(&body, "company_size", "company_size", required);
+    assert_error_tied(&body, "function", "function", required);
 }

@@ -41,14 +41,21 @@ pub struct KeySegment {
     pub value: Literal,
 }
 
-/// Why a path cannot be served: answered 404 (`unknown_resource`) or, for a
+/// Why a path cannot be served: answered 404 (`not_found`) or, for a
 /// malformed key, 400 (`invalid_key`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
     /// Nothing lives at this path.
     NotFound,
-    /// The key segment is not a single literal.
-    InvalidKey(String),
+    /// The key segment after the set name is malformed: not closed, followed
+    /// by more text, or not a single literal. `set` is kept so that the
+    /// service can answer for an unknown set (404) before the key (400).
+    InvalidKey {
+        /// The entity set named before the key.
+        set: String,
+        /// What is wrong with the key, for a human.
+        message: String,
+    },
 }
 
 /// Parses the decoded segments after `/odata/`.
@@ -69,9 +76,6 @@ pub fn parse_resource(segments: &[&str]) -> Result<Resource, PathError> {
         };
     }
     let (set, key) = split_key(first)?;
-    if !is_identifier(set) {
-        return Err(PathError::NotFound);
-    }
     let mut path = SetPath {
         set: set.to_owned(),
         key,
@@ -100,18 +104,34 @@ pub fn parse_resource(segments: &[&str]) -> Result<Resource, PathError> {
     }
 }
 
+/// Splits `Set(<key>)` into the set name and its key. A name that is not an
+/// identifier is no set (404); once the name is one, anything wrong from the
+/// `(` on is a malformed key (400), so `Pets(3` is not mistaken for a set
+/// called `Pets(3`.
 fn split_key(segment: &str) -> Result<(&str, Option<KeySegment>), PathError> {
-    let Some(open) = segment.find('(') else {
-        return Ok((segment, None));
+    let (set, key) = match segment.find('(') {
+        Some(open) => (&segment[..open], Some(&segment[open..])),
+        None => (segment, None),
     };
-    let Some(inner) = segment[open + 1..].strip_suffix(')') else {
+    if !is_identifier(set) {
         return Err(PathError::NotFound);
+    }
+    let Some(key) = key else {
+        return Ok((set, None));
     };
-    Ok((&segment[..open], Some(parse_key(inner)?)))
+    let invalid = |message: String| PathError::InvalidKey {
+        set: set.to_owned(),
+        message,
+    };
+    let Some(inner) = key[1..].strip_suffix(')') else {
+        return Err(invalid(format!("the key '{key}' does not end with ')'")));
+    };
+    let key = parse_key(inner).map_err(invalid)?;
+    Ok((set, Some(key)))
 }
 
-fn parse_key(inner: &str) -> Result<KeySegment, PathError> {
-    let invalid = || PathError::InvalidKey(format!("'{inner}' is not a key value"));
+/// The key inside the parentheses: one literal, bare or named.
+fn parse_key(inner: &str) -> Result<KeySegment, String> {
     let (name, value) = match inner.split_once('=') {
         Some((name, value)) if is_identifier(name.trim()) && !name.contains('\'') => {
             (Some(name.trim().to_owned()), value)
@@ -123,7 +143,7 @@ fn parse_key(inner: &str) -> Result<KeySegment, PathError> {
             name,
             value: literal,
         }),
-        Ok(Expr::Unary { .. }) | Ok(_) | Err(_) => Err(invalid()),
+        Ok(_) | Err(_) => Err(format!("'{inner}' is not a key value")),
     }
 }
 
@@ -176,8 +196,10 @@ mod tests {
             &["Users", "posts"],
             &["Users(3)", "$count"],
             &["Users(3)", "a", "b"],
-            &["Users(3"],
             &["Us-ers"],
+            &["Us-ers(3)"],
+            &["(3)"],
+            &["Users)"],
             &["Users", "$count", "x"],
         ] {
             assert_eq!(parse_resource(bad), Err(PathError::NotFound), "{bad:?}");
@@ -190,9 +212,55 @@ mod tests {
             "Users(x')",
         ] {
             assert!(
-                matches!(parse_resource(&[bad]), Err(PathError::InvalidKey(_))),
+                matches!(parse_resource(&[bad]), Err(PathError::InvalidKey { .. })),
                 "{bad}"
             );
         }
+    }
+
+    fn key_error(segment: &str) -> (String, String) {
+        match parse_resource(&[segment]) {
+            Err(PathError::InvalidKey { set, message }) => (set, message),
+            other => panic!("{segment} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unclosed_key_is_a_malformed_key_of_its_set() {
+        assert_eq!(
+            key_error("Pets(3"),
+            ("Pets".into(), "the key '(3' does not end with ')'".into())
+        );
+        assert_eq!(key_error("Pets(").0, "Pets");
+        assert_eq!(key_error("Pets('a)'").0, "Pets");
+        assert_eq!(
+            key_error("Pets(3)x").1,
+            "the key '(3)x' does not end with ')'"
+        );
+    }
+
+    #[test]
+    fn every_malformed_key_form_is_invalid_not_missing() {
+        for bad in [
+            "Pets(",
+            "Pets()",
+            "Pets(3",
+            "Pets(3))",
+            "Pets((3)",
+            "Pets(id=)",
+            "Pets(=3)",
+            "Pets(id=3",
+            "Pets(3)(4)",
+            "Pets(')",
+        ] {
+            let (set, _) = key_error(bad);
+            assert_eq!(set, "Pets", "{bad}");
+        }
+        let k = set(&["Pets(')')"]).key.unwrap();
+        assert_eq!(
+            k.value,
+            Literal::String(")".into()),
+            "a ')' inside a string"
+        );
     }
 }

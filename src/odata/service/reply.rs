@@ -168,7 +168,7 @@ impl From<PathError> for ODataError {
     fn from(e: PathError) -> ODataError {
         match e {
             PathError::NotFound => ODataError::not_found("no resource lives at this path"),
-            PathError::InvalidKey(message) => ODataError::invalid_key(message),
+            PathError::InvalidKey { message, .. } => ODataError::invalid_key(message),
         }
     }
 }

@@ -9,8 +9,9 @@ use rocket::{get, Request};
 
 use super::access;
 use super::answer::{Ctx, Source};
-use super::path::{parse_resource, Resource, SetPath};
+use super::path::{parse_resource, PathError, Resource, SetPath};
 use super::reply::{ODataError, Reply};
+use super::Service;
 use crate::odata::metadata::{metadata_xml, service_document};
 use crate::odata::model::EntitySet;
 use crate::odata::options::parse_query;
@@ -61,7 +62,16 @@ async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<Reply, ODat
     let caller = incoming.caller.clone()?;
     let service = &incoming.gh.odata;
     let visible = |set: &EntitySet| set.public || caller.user_id.is_some();
-    match parse_resource(segments)? {
+    let addressed = match parse_resource(segments) {
+        // The set is resolved before its key: an unknown set is 404 and one
+        // the caller may not read 401, whatever its key looks like.
+        Err(PathError::InvalidKey { set, message }) => {
+            readable_set(service, &set, &caller)?;
+            return Err(ODataError::invalid_key(message));
+        }
+        parsed => parsed?,
+    };
+    match addressed {
         Resource::ServiceDocument => {
             readable(service.model.sets.iter().any(visible))?;
             let doc = service_document(&service.model, &service.origin, visible);
@@ -85,18 +95,29 @@ fn readable(any: bool) -> Result<(), ODataError> {
     }
 }
 
+/// The entity set called `name`, if it exists (404) and `caller` may read it
+/// (401).
+fn readable_set<'s>(
+    service: &'s Service,
+    name: &str,
+    caller: &Caller,
+) -> Result<&'s EntitySet, ODataError> {
+    let set = service
+        .model
+        .find(name)
+        .ok_or_else(|| ODataError::not_found(format!("there is no entity set '{name}'")))?;
+    readable(set.public || caller.user_id.is_some())?;
+    Ok(set)
+}
+
 async fn resource(
     path: SetPath,
     incoming: &Incoming<'_>,
     caller: Caller,
 ) -> Result<Reply, ODataError> {
     let service = &incoming.gh.odata;
-    let set = service
-        .model
-        .find(&path.set)
-        .ok_or_else(|| ODataError::not_found(format!("there is no entity set '{}'", path.set)))?;
+    let set = readable_set(service, &path.set, &caller)?;
     let allowed = |set: &EntitySet| readable(set.public || caller.user_id.is_some());
-    allowed(set)?;
     let query = parse_query(incoming.query)?;
     let pagination = &service.pagination;
     let size = PageSize::resolve(
