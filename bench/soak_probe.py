@@ -89,6 +89,8 @@ def cmd_realuser(a):
     for i in range(a.tries):
         url = urls[i % len(urls)]
         t0 = time.time()
+        if a.until and t0 > a.until:
+            break
         status, _, body = sign_in(url, a.email, a.password, ip=a.ip, timeout=30)
         ms = (time.time() - t0) * 1000
         times.append(ms)
@@ -330,17 +332,18 @@ def cmd_pg_probe(a):
         while not os.path.exists(a.stop):
             t0 = time.time()
             if kind == "odata":
-                status, _, body = request(url, "GET", "/odata/Users?$top=5&$count=true",
-                                          headers={"Authorization": "Bearer " + a.token}, timeout=60)
+                status, msg, body = request(url, "GET", "/odata/Users?$top=5&$count=true",
+                                            headers={"Authorization": "Bearer " + a.token}, timeout=60)
                 good = status == 200 and "@odata.context" in body
             else:
-                status, _, body = sign_in(url, a.email, a.password, timeout=60)
+                status, msg, body = sign_in(url, a.email, a.password, timeout=60)
                 good = status == 200 and "login_success" in body
             t1 = time.time()
             line = {"instance": name, "kind": kind, "start": t0, "end": t1, "status": status,
                     "ok": good}
             if not good:
                 line["body"] = body[:160]
+                line["retry_after"] = msg.get("Retry-After") if msg is not None else None
             with lock:
                 out.write(json.dumps(line) + "\n")
             time.sleep(a.pause)
@@ -364,6 +367,8 @@ def cmd_pg_analyze(a):
         m = re.search(r'"(?:message|code)"\s*:\s*"([a-z_]+)"', body)
         if m:
             key += " " + m.group(1)
+        if isinstance(r["status"], int):
+            key += " (Retry-After: %s)" % (r.get("retry_after") or "none")
         statuses[key] = statuses.get(key, 0) + 1
     print("PGRESTART requests=%d ok=%d failed=%d; failed while down (stop .. up+%gs): %d; outside: %d" % (
         len(rows), len(rows) - len(fails), len(fails), a.grace, len(fails) - len(outside), len(outside)))
@@ -408,6 +413,7 @@ def main():
     s.add_argument("--tries", type=int, default=12)
     s.add_argument("--interval", type=float, default=2.0)
     s.add_argument("--t0", type=float, default=0.0, help="flood start (epoch seconds)")
+    s.add_argument("--until", type=float, default=0.0, help="no try starts after this (epoch seconds)")
     s = sub.add_parser("kill-record")
     s.add_argument("--urls", required=True, help="name=url,name=url")
     s.add_argument("--victim", required=True)
