@@ -13,12 +13,15 @@ type Job<S> = Box<dyn FnOnce(&mut S) + Send>;
 /// Clones share both; the threads end when the last clone is dropped.
 pub struct Workers<S> {
     jobs: flume::Sender<Job<S>>,
+    /// Jobs taken before any in `jobs` (a client's first sign-in).
+    urgent: flume::Sender<Job<S>>,
 }
 
 impl<S> Clone for Workers<S> {
     fn clone(&self) -> Self {
         Workers {
             jobs: self.jobs.clone(),
+            urgent: self.urgent.clone(),
         }
     }
 }
@@ -40,19 +43,29 @@ impl<S: 'static> Workers<S> {
         init: impl Fn() -> S + Send + Clone + 'static,
     ) -> std::io::Result<Workers<S>> {
         let (jobs, queue) = flume::unbounded::<Job<S>>();
+        let (urgent, first) = flume::unbounded::<Job<S>>();
         for i in 0..count.max(1) {
-            let (queue, init) = (queue.clone(), init.clone());
+            let (queue, first, init) = (queue.clone(), first.clone(), init.clone());
             std::thread::Builder::new()
                 .name(format!("{name}-{i}"))
                 .spawn(move || {
                     let mut state = init();
-                    while let Ok(job) = queue.recv() {
+                    while let Ok(job) = next(&first, &queue) {
                         // A job that panics loses its own answer, not the thread.
                         let _ = catch_unwind(AssertUnwindSafe(|| job(&mut state)));
                     }
                 })?;
         }
-        Ok(Workers { jobs })
+        Ok(Workers { jobs, urgent })
+    }
+
+    /// Runs `job` on the next free thread, before every job queued with
+    /// [`Workers::run`]; `None` if it panicked or the threads are gone.
+    pub async fn run_first<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut S) -> T + Send + 'static,
+    ) -> Option<T> {
+        Self::queue(&self.urgent, job).await
     }
 
     /// Runs `job` on the next free thread; `None` if it panicked or the
@@ -62,15 +75,34 @@ impl<S: 'static> Workers<S> {
         &self,
         job: impl FnOnce(&mut S) -> T + Send + 'static,
     ) -> Option<T> {
+        Self::queue(&self.jobs, job).await
+    }
+
+    async fn queue<T: Send + 'static>(
+        jobs: &flume::Sender<Job<S>>,
+        job: impl FnOnce(&mut S) -> T + Send + 'static,
+    ) -> Option<T> {
         let (answer, answered) = tokio::sync::oneshot::channel();
         let job: Job<S> = Box::new(move |state| {
             if !answer.is_closed() {
                 let _ = answer.send(job(state));
             }
         });
-        self.jobs.send(job).ok()?;
+        jobs.send(job).ok()?;
         answered.await.ok()
     }
+}
+
+/// The next job: an urgent one if any waits, else whichever comes first.
+/// An error once the queues are gone.
+fn next<S>(urgent: &flume::Receiver<Job<S>>, jobs: &flume::Receiver<Job<S>>) -> Result<Job<S>, ()> {
+    if let Ok(job) = urgent.try_recv() {
+        return Ok(job);
+    }
+    flume::Selector::new()
+        .recv(urgent, |job| job.map_err(drop))
+        .recv(jobs, |job| job.map_err(drop))
+        .wait()
 }
 
 /// Lowers the calling thread's scheduling priority (Linux `nice` 10), so
@@ -106,6 +138,24 @@ mod tests {
         }
         // 16 jobs on 2 threads: one of them ran at least 8, keeping its state.
         assert!(longest >= 8, "state kept across jobs: {longest}");
+    }
+
+    #[tokio::test]
+    async fn urgent_jobs_run_before_queued_ones() {
+        let workers = Workers::start("test-urgent", 1, || ()).unwrap();
+        // Hold the one thread until both kinds of jobs are queued.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let blocker = workers.run(move |_| held.recv().ok());
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (a, b) = (order.clone(), order.clone());
+        let queued = workers.run(move |_| a.lock().unwrap().push("queued"));
+        let urgent = workers.run_first(move |_| b.lock().unwrap().push("urgent"));
+        let releaser = async {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            release.send(()).unwrap();
+        };
+        let _ = tokio::join!(blocker, queued, urgent, releaser);
+        assert_eq!(*order.lock().unwrap(), ["urgent", "queued"]);
     }
 
     #[tokio::test]

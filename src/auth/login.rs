@@ -55,23 +55,28 @@ pub async fn login(
     _origin: SameOrigin,
     _guest: Guest,
     session: Session,
-    ip: ClientIp,
+    client: ClientIp,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Reply, AuthError> {
     let input = body?;
     let credentials = Credentials::from_input(&input)?;
-    // Capacity first: a full hash queue refuses before any write or hash.
-    let place = gh.hasher.reserve().ok_or(AuthError::Busy)?;
-    let ip = ip.to_string();
     let throttles = &gh.throttles;
-    let ip_key = throttles.login_ip.ip_key(&ip);
+    let ip_key = throttles.login_ip.ip_key(&client.to_string());
+    // An address this instance already refused is answered from memory.
+    if let Some(retry_after) = throttles.login_ip.known_spent(&ip_key) {
+        return Err(AuthError::Throttled { retry_after });
+    }
+    // Capacity next, before any write or hash: a full queue, or a client
+    // holding its share of it, is refused.
+    let place = gh.hasher.reserve(client.0).ok_or(AuthError::Busy)?;
     if throttles.login_ip.is_on() {
         if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
             return Err(AuthError::Throttled { retry_after });
         }
     }
+    let ip = client.to_string();
     let key = throttles.login.key(&credentials.email, &ip);
     let check = match throttles.login.begin(&key).await? {
         Begun::Check(check) => check,
@@ -89,6 +94,7 @@ pub async fn login(
     let verification = gh
         .hasher
         .verify(
+            &place,
             &credentials.password,
             user.as_ref().map(|u| u.password_hash.as_str()),
         )

@@ -6,7 +6,9 @@
 //! Argon2id uses OWASP's parameters (19 MiB, t=2, p=1); bcrypt `$2y$`/`$2b$`
 //! hashes from a PHP application verify and are flagged for re-hashing.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, SaltString};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
@@ -42,11 +44,34 @@ pub struct PasswordHasher {
     /// Places for sign-ins waiting for a hash (`auth.hash_queue`); `None`
     /// when unbounded.
     queue: Option<Arc<Semaphore>>,
+    /// Sign-ins waiting per client IP on this instance.
+    waiting: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    /// Places one client IP may hold: a quarter of the queue, so a flood
+    /// from one address leaves the rest to everybody else.
+    per_ip: usize,
 }
 
 /// A sign-in's place in the hash queue, given back when dropped.
 pub struct QueuePlace {
     _permit: Option<OwnedSemaphorePermit>,
+    client: Option<(Arc<Mutex<HashMap<IpAddr, usize>>>, IpAddr)>,
+    /// The client had no other sign-in waiting: its hash goes before those
+    /// of clients that have (a flooding address waits behind real users).
+    first: bool,
+}
+
+impl Drop for QueuePlace {
+    fn drop(&mut self) {
+        if let Some((waiting, ip)) = self.client.take() {
+            let mut waiting = waiting.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(n) = waiting.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    waiting.remove(&ip);
+                }
+            }
+        }
+    }
 }
 
 fn argon2() -> Argon2<'static> {
@@ -162,22 +187,28 @@ impl PasswordHasher {
             })?,
             dummy: Arc::new(dummy),
             queue: (queue > 0).then(|| Arc::new(Semaphore::new(queue as usize))),
+            waiting: Arc::default(),
+            per_ip: (queue as usize).div_ceil(4).max(1),
         })
     }
 
-    /// A place in the hash queue for one sign-in, or `None` when the queue
-    /// is full (the caller answers 503 before doing any work).
-    pub fn reserve(&self) -> Option<QueuePlace> {
-        match &self.queue {
-            None => Some(QueuePlace { _permit: None }),
-            Some(queue) => queue
-                .clone()
-                .try_acquire_owned()
-                .ok()
-                .map(|permit| QueuePlace {
-                    _permit: Some(permit),
-                }),
-        }
+    /// A place in the hash queue for one sign-in from `ip`, or `None` when
+    /// the queue is full or `ip` already holds its share of it (the caller
+    /// answers 503 before doing any work).
+    pub fn reserve(&self, ip: IpAddr) -> Option<QueuePlace> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let before = waiting.get(&ip).copied().unwrap_or(0);
+        let permit = match &self.queue {
+            None => None,
+            Some(_) if before >= self.per_ip => return None,
+            Some(queue) => Some(queue.clone().try_acquire_owned().ok()?),
+        };
+        *waiting.entry(ip).or_default() += 1;
+        Some(QueuePlace {
+            _permit: permit,
+            client: Some((self.waiting.clone(), ip)),
+            first: before == 0,
+        })
     }
 
     /// Hashes a new password with the configured algorithm.
@@ -190,21 +221,31 @@ impl PasswordHasher {
             .ok_or_else(|| "the hashing thread failed".to_owned())?
     }
 
-    /// Checks `password` against `hash`; with `None` (no such account) checks
-    /// against a dummy hash and never matches.
-    pub async fn verify(&self, password: &SecretString, hash: Option<&str>) -> Verification {
+    /// Checks `password` against `hash` for the sign-in holding `place`;
+    /// with `None` (no such account) checks against a dummy hash and never
+    /// matches.
+    pub async fn verify(
+        &self,
+        place: &QueuePlace,
+        password: &SecretString,
+        hash: Option<&str>,
+    ) -> Verification {
         let algorithm = self.algorithm;
         let password = password.clone();
         let known = hash.is_some();
         let hash = hash.map_or_else(|| self.dummy.as_str().to_owned(), str::to_owned);
-        let verified = self
-            .threads
-            .run(move |memory| verify_now(algorithm, password.expose_secret(), &hash, memory))
-            .await
-            .unwrap_or(Verification {
-                matches: false,
-                needs_rehash: false,
-            });
+        let job = move |memory: &mut Vec<Block>| {
+            verify_now(algorithm, password.expose_secret(), &hash, memory)
+        };
+        let verified = if place.first {
+            self.threads.run_first(job).await
+        } else {
+            self.threads.run(job).await
+        };
+        let verified = verified.unwrap_or(Verification {
+            matches: false,
+            needs_rehash: false,
+        });
         Verification {
             matches: verified.matches && known,
             needs_rehash: verified.needs_rehash && known,

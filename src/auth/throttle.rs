@@ -16,6 +16,8 @@
 //!   [`Throttle::record`] / [`Throttle::exhausted`] for budgets that count
 //!   failures reported after the fact (the per-IP budget).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sqlx::Row;
@@ -50,7 +52,13 @@ pub struct Throttle {
     scope: &'static str,
     limit: u32,
     window_seconds: u32,
+    /// Keys this instance found spent, until their window ends: a flood
+    /// from a refused address is answered without asking the database.
+    spent: Arc<Mutex<HashMap<String, i64>>>,
 }
+
+/// Spent keys remembered at most; past this, ended windows are forgotten.
+const SPENT_REMEMBERED: usize = 4096;
 
 /// A check that holds a slot of its counter until its outcome is known.
 ///
@@ -114,6 +122,7 @@ impl Throttle {
             scope,
             limit,
             window_seconds,
+            spent: Arc::default(),
         }
     }
 
@@ -296,13 +305,32 @@ impl Throttle {
         Ok(())
     }
 
+    /// Seconds until the window of `key` ends when this instance already
+    /// found its budget spent; asks nothing of the database.
+    pub fn known_spent(&self, key: &str) -> Option<u64> {
+        let now = unix_now();
+        let spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        let until = *spent.get(key)?;
+        (until > now).then(|| (until - now) as u64)
+    }
+
     /// Seconds until the window of `key` ends when its budget is spent
     /// (`limit` failures counted), else `None`.
     pub async fn exhausted(&self, key: &str) -> Result<Option<u64>, DbError> {
+        if let Some(retry_after) = self.known_spent(key) {
+            return Ok(Some(retry_after));
+        }
         let now = unix_now();
         let (hits, _, expires_at) = self.read(key).await?;
-        let spent = expires_at > now && hits >= i64::from(self.limit);
-        Ok(spent.then(|| (expires_at - now).max(1) as u64))
+        if expires_at <= now || hits < i64::from(self.limit) {
+            return Ok(None);
+        }
+        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        if spent.len() >= SPENT_REMEMBERED {
+            spent.retain(|_, until| *until > now);
+        }
+        spent.insert(key.to_owned(), expires_at);
+        Ok(Some((expires_at - now).max(1) as u64))
     }
 
     /// Forgets the counter of `key` (after a successful sign-in).

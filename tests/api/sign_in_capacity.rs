@@ -205,3 +205,31 @@ async fn a_busy_form_post_goes_back_to_the_screen_with_the_message() {
     }
     assert!(busy >= 1, "one place, eight form posts at once");
 }
+
+#[rocket::async_test]
+async fn one_client_holds_only_its_share_of_the_hash_queue() {
+    // Eight places: one client IP may hold two of them.
+    let app = spawn_app_with(|f| f.merge(("auth.hash_queue", 8))).await;
+    app.create_user("ada@example.org", PASSWORD).await;
+    let client = &app.client;
+    let flood = (0..6).map(|i| {
+        let email = format!("nobody{i}@example.org");
+        async move { sign_in(client, &email, WRONG, "198.51.100.1:1").await }
+    });
+    let user = sign_in(client, "ada@example.org", PASSWORD, "203.0.113.50:1");
+    let (flooded, user) = rocket::futures::join!(join_all(flood), user);
+
+    let busy = flooded
+        .iter()
+        .filter(|(status, _, _)| *status == Status::ServiceUnavailable)
+        .count();
+    assert!(
+        busy >= 1,
+        "the flooding address is held to its share: {flooded:?}"
+    );
+    assert_eq!(
+        user.0,
+        Status::Ok,
+        "another address still finds a place: {user:?}"
+    );
+}

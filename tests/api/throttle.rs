@@ -250,10 +250,12 @@ async fn concurrent_guesses_get_five_tries_and_no_more() {
     let guesses = (0..20).map(|_| status(&app.client, "ada@example.org", WRONG, PEER));
     let statuses = futures::future::join_all(guesses).await;
     let counted = |s: Status| statuses.iter().filter(|&&got| got == s).count();
+    // Beyond the five checks, a guess is refused by the throttle (429) or,
+    // past this client's share of the hash queue, before it (503 busy).
     assert_eq!(
         (
             counted(Status::UnprocessableEntity),
-            counted(Status::TooManyRequests)
+            counted(Status::TooManyRequests) + counted(Status::ServiceUnavailable)
         ),
         (5, 15),
         "{statuses:?}"
