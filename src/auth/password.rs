@@ -45,16 +45,19 @@ pub struct PasswordHasher {
     /// when unbounded.
     queue: Option<Arc<Semaphore>>,
     /// Sign-ins waiting per client IP on this instance.
-    waiting: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    waiting: Waiting,
     /// Places one client IP may hold: a quarter of the queue, so a flood
     /// from one address leaves the rest to everybody else.
     per_ip: usize,
 }
 
+/// Sign-ins waiting for a hash, per client IP.
+type Waiting = Arc<Mutex<HashMap<IpAddr, usize>>>;
+
 /// A sign-in's place in the hash queue, given back when dropped.
 pub struct QueuePlace {
     _permit: Option<OwnedSemaphorePermit>,
-    client: Option<(Arc<Mutex<HashMap<IpAddr, usize>>>, IpAddr)>,
+    client: Option<(Waiting, IpAddr)>,
     /// The client had no other sign-in waiting: its hash goes before those
     /// of clients that have (a flooding address waits behind real users).
     first: bool,
