@@ -142,6 +142,15 @@ async fn two_instances(db: &TestDb, http: &Client) -> (Server, Server) {
     (a, b)
 }
 
+/// One ready instance, named `name`, on a database with ada@example.org.
+async fn one_instance(name: &'static str) -> (TestDb, Client, Server) {
+    let db = database_with_user("ada@example.org").await;
+    let http = http_client();
+    let mut server = Server::spawn(&db, name);
+    server.wait_ready(&http).await;
+    (db, http, server)
+}
+
 /// A client that neither follows redirects nor keeps cookies: the test decides
 /// which instance gets which cookie.
 fn http_client() -> Client {
@@ -327,11 +336,7 @@ async fn a_server_that_answered_odata_stops_cleanly_on_sigterm() {
 
 #[tokio::test]
 async fn the_server_log_never_shows_a_reset_token() {
-    let email = "ada@example.org";
-    let db = database_with_user(email).await;
-    let http = http_client();
-    let mut server = Server::spawn(&db, "logged");
-    server.wait_ready(&http).await;
+    let (_db, http, server) = one_instance("logged").await;
     let token = "f00dfacef00dfacef00dfacef00dfacef00dfacef00dfacef00dfacef00dface";
     let link = server.url(&format!("/password/reset/{token}?email=ada%40example.org"));
     let response = http.get(&link).send().await.expect("the mailed link");
@@ -371,10 +376,7 @@ async fn the_server_log_never_shows_a_reset_token() {
 #[tokio::test]
 async fn set_password_from_the_command_line_ends_every_session() {
     let email = "ada@example.org";
-    let db = database_with_user(email).await;
-    let http = http_client();
-    let mut server = Server::spawn(&db, "cli");
-    server.wait_ready(&http).await;
+    let (db, http, server) = one_instance("cli").await;
     let response = server.login(&http, email, PASSWORD).await;
     assert_eq!(response.status(), StatusCode::OK);
     let session = session_cookie(&response);
