@@ -237,13 +237,13 @@ impl Fairing for Gatehouse {
     }
 
     async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
-        if let (Some(session), Some(gh)) = (Session::cached(req), GatehouseState::of(req)) {
+        let gh = GatehouseState::of(req);
+        if let (Some(session), Some(gh)) = (Session::cached(req), gh) {
             if let Err(e) = session.persist(gh, res).await {
                 tracing::error!(error = %e, "session could not be saved");
             }
         }
-        let https = GatehouseState::of(req).is_some_and(|gh| gh.settings.is_https());
-        common_headers(res, https);
+        common_headers(res, gh.is_some_and(|gh| gh.settings.is_https()));
         if is_screen_path(req.uri().path().as_str()) {
             screen_headers(res);
         }

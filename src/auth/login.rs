@@ -63,7 +63,8 @@ pub async fn login(
     let input = body?;
     let credentials = Credentials::from_input(&input)?;
     let throttles = &gh.throttles;
-    let ip_key = throttles.login_ip.ip_key(&client.to_string());
+    let ip = client.to_string();
+    let ip_key = throttles.login_ip.ip_key(&ip);
     // An address this instance already refused is answered from memory.
     if let Some(retry_after) = throttles.login_ip.known_spent(&ip_key) {
         return Err(AuthError::Throttled { retry_after });
@@ -71,12 +72,9 @@ pub async fn login(
     // Capacity next, before any write or hash: a full queue, or a client
     // holding its share of it, is refused.
     let place = gh.hasher.reserve(client.0).ok_or(AuthError::Busy)?;
-    if throttles.login_ip.is_on() {
-        if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
-            return Err(AuthError::Throttled { retry_after });
-        }
+    if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
+        return Err(AuthError::Throttled { retry_after });
     }
-    let ip = client.to_string();
     let key = throttles.login.key(&credentials.email, &ip);
     let check = match throttles.login.begin(&key).await? {
         Begun::Check(check) => check,
@@ -101,9 +99,7 @@ pub async fn login(
         .await;
     let Some(user) = user.filter(|_| verification.matches) else {
         check.failed().await?;
-        if throttles.login_ip.is_on() {
-            throttles.login_ip.record(&ip_key).await?;
-        }
+        throttles.login_ip.record(&ip_key).await?;
         gh.events.emit(AuthEvent::Failed {
             email: credentials.email.to_string(),
         });

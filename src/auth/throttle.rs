@@ -126,9 +126,10 @@ impl Throttle {
         }
     }
 
-    /// Whether this throttle counts at all (a limit of 0 turns it off).
-    pub fn is_on(&self) -> bool {
-        self.limit > 0
+    /// Whether this throttle counts at all: a limit of 0 (a per-IP budget
+    /// configured off) lets everything through and stores nothing.
+    fn is_off(&self) -> bool {
+        self.limit == 0
     }
 
     /// The stored key: a digest of scope, lower-cased address and client IP.
@@ -278,8 +279,10 @@ impl Throttle {
     /// Counts an attempt for `key` (every attempt counts) and says whether it
     /// may proceed.
     pub async fn hit(&self, key: &str) -> Result<Attempt, DbError> {
+        if self.is_off() {
+            return Ok(Attempt::Allowed);
+        }
         let now = unix_now();
-        self.open_window(key, now).await?;
         self.record(key).await?;
         let (hits, _, expires_at) = self.read(key).await?;
         let limit = i64::from(self.limit);
@@ -294,6 +297,9 @@ impl Throttle {
 
     /// Counts one failure against `key` (a budget checked by [`Self::exhausted`]).
     pub async fn record(&self, key: &str) -> Result<(), DbError> {
+        if self.is_off() {
+            return Ok(());
+        }
         self.open_window(key, unix_now()).await?;
         self.db
             .execute(
@@ -317,6 +323,9 @@ impl Throttle {
     /// Seconds until the window of `key` ends when its budget is spent
     /// (`limit` failures counted), else `None`.
     pub async fn exhausted(&self, key: &str) -> Result<Option<u64>, DbError> {
+        if self.is_off() {
+            return Ok(None);
+        }
         if let Some(retry_after) = self.known_spent(key) {
             return Ok(Some(retry_after));
         }

@@ -91,13 +91,7 @@ impl Db {
         if dialect == Dialect::MySql {
             options = options.after_connect(|conn, _| {
                 Box::pin(async move {
-                    // InnoDB's default, repeatable read, locks the gaps a
-                    // `DELETE` or upsert of a missing key searched, so two
-                    // transactions on different addresses deadlock on
-                    // each other's inserts. Read committed, PostgreSQL's
-                    // default, locks only the rows touched.
-                    conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-                        .await?;
+                    conn.execute(MYSQL_READ_COMMITTED).await?;
                     Ok(())
                 })
             });
@@ -189,6 +183,12 @@ impl Db {
     }
 }
 
+/// Run on every MySQL connection. InnoDB's default, repeatable read, locks
+/// the gaps a `DELETE` or upsert of a missing key searched, so two
+/// transactions on different addresses deadlock on each other's inserts.
+/// Read committed, PostgreSQL's default, locks only the rows touched.
+const MYSQL_READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
 /// The server engine's pool for bulk reads: at most `limits.max_connections`
 /// connections, each cancelling statements after the timeout. Connections
 /// are opened on demand, so a database that is down at start does not stop
@@ -207,8 +207,7 @@ fn read_pool(url: &str, dialect: Dialect, limits: ReadLimits) -> Result<AnyPool,
                             .await?;
                     }
                     Dialect::MySql => {
-                        conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-                            .await?;
+                        conn.execute(MYSQL_READ_COMMITTED).await?;
                         // MariaDB counts seconds in `max_statement_time`;
                         // MySQL has `max_execution_time` in milliseconds.
                         let mariadb = format!(

@@ -44,15 +44,14 @@ pub async fn forgot_password(
     let email = email_field(&input)?;
     let ip = ip.to_string();
     let throttles = &gh.throttles;
-    if throttles.forgot_ip.is_on() {
-        let ip_key = throttles.forgot_ip.ip_key(&ip);
-        if let Attempt::Refused { retry_after, .. } = throttles.forgot_ip.hit(&ip_key).await? {
+    let counters = [
+        (&throttles.forgot_ip, throttles.forgot_ip.ip_key(&ip)),
+        (&throttles.forgot, throttles.forgot.key(&email, &ip)),
+    ];
+    for (throttle, key) in counters {
+        if let Attempt::Refused { retry_after, .. } = throttle.hit(&key).await? {
             return Err(AuthError::Throttled { retry_after });
         }
-    }
-    let key = throttles.forgot.key(&email, &ip);
-    if let Attempt::Refused { retry_after, .. } = throttles.forgot.hit(&key).await? {
-        return Err(AuthError::Throttled { retry_after });
     }
     gh.reset_requests.enqueue(&email, language).await?;
     if input.is_form() {
