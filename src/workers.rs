@@ -12,9 +12,20 @@ type Job<S> = Box<dyn FnOnce(&mut S) + Send>;
 /// A queue of jobs and the threads that run them, each with a state `S`.
 /// Clones share both; the threads end when the last clone is dropped.
 pub struct Workers<S> {
-    jobs: flume::Sender<Job<S>>,
+    /// What the threads wait on: a job, or word that an urgent one waits.
+    jobs: flume::Sender<Slot<S>>,
     /// Jobs taken before any in `jobs` (a client's first sign-in).
     urgent: flume::Sender<Job<S>>,
+}
+
+/// One entry of the queue the threads block on. Every urgent job is
+/// announced by one [`Slot::Urgent`], sent after it; a thread takes an
+/// urgent job, if one waits, before whatever it took from the queue. So
+/// announcements always outnumber the urgent jobs left, no urgent job is
+/// stranded, and a thread blocks on one channel only.
+enum Slot<S> {
+    Job(Job<S>),
+    Urgent,
 }
 
 impl<S> Clone for Workers<S> {
@@ -42,7 +53,7 @@ impl<S: 'static> Workers<S> {
         count: usize,
         init: impl Fn() -> S + Send + Clone + 'static,
     ) -> std::io::Result<Workers<S>> {
-        let (jobs, queue) = flume::unbounded::<Job<S>>();
+        let (jobs, queue) = flume::unbounded::<Slot<S>>();
         let (urgent, first) = flume::unbounded::<Job<S>>();
         for i in 0..count.max(1) {
             let (queue, first, init) = (queue.clone(), first.clone(), init.clone());
@@ -50,9 +61,17 @@ impl<S: 'static> Workers<S> {
                 .name(format!("{name}-{i}"))
                 .spawn(move || {
                     let mut state = init();
-                    while let Ok(job) = next(&first, &queue) {
-                        // A job that panics loses its own answer, not the thread.
+                    // A job that panics loses its own answer, not the thread.
+                    let mut run = |job: Job<S>| {
                         let _ = catch_unwind(AssertUnwindSafe(|| job(&mut state)));
+                    };
+                    while let Ok(slot) = queue.recv() {
+                        if let Ok(job) = first.try_recv() {
+                            run(job);
+                        }
+                        if let Slot::Job(job) = slot {
+                            run(job);
+                        }
                     }
                 })?;
         }
@@ -65,7 +84,10 @@ impl<S: 'static> Workers<S> {
         &self,
         job: impl FnOnce(&mut S) -> T + Send + 'static,
     ) -> Option<T> {
-        Self::queue(&self.urgent, job).await
+        let (job, answered) = Self::answered(job);
+        self.urgent.send(job).ok()?;
+        self.jobs.send(Slot::Urgent).ok()?;
+        answered.await.ok()
     }
 
     /// Runs `job` on the next free thread; `None` if it panicked or the
@@ -75,34 +97,24 @@ impl<S: 'static> Workers<S> {
         &self,
         job: impl FnOnce(&mut S) -> T + Send + 'static,
     ) -> Option<T> {
-        Self::queue(&self.jobs, job).await
+        let (job, answered) = Self::answered(job);
+        self.jobs.send(Slot::Job(job)).ok()?;
+        answered.await.ok()
     }
 
-    async fn queue<T: Send + 'static>(
-        jobs: &flume::Sender<Job<S>>,
+    /// `job` boxed to send its result back, and where the result arrives.
+    /// A job whose caller has gone is skipped.
+    fn answered<T: Send + 'static>(
         job: impl FnOnce(&mut S) -> T + Send + 'static,
-    ) -> Option<T> {
+    ) -> (Job<S>, tokio::sync::oneshot::Receiver<T>) {
         let (answer, answered) = tokio::sync::oneshot::channel();
         let job: Job<S> = Box::new(move |state| {
             if !answer.is_closed() {
                 let _ = answer.send(job(state));
             }
         });
-        jobs.send(job).ok()?;
-        answered.await.ok()
+        (job, answered)
     }
-}
-
-/// The next job: an urgent one if any waits, else whichever comes first.
-/// An error once the queues are gone.
-fn next<S>(urgent: &flume::Receiver<Job<S>>, jobs: &flume::Receiver<Job<S>>) -> Result<Job<S>, ()> {
-    if let Ok(job) = urgent.try_recv() {
-        return Ok(job);
-    }
-    flume::Selector::new()
-        .recv(urgent, |job| job.map_err(drop))
-        .recv(jobs, |job| job.map_err(drop))
-        .wait()
 }
 
 /// Lowers the calling thread's scheduling priority (Linux `nice` 10), so
