@@ -83,12 +83,40 @@ impl Dialect {
         (out, Some(order))
     }
 
-    /// Makes string comparisons on `expr` case-sensitive whatever the column
-    /// collation (only MySQL's default collations ignore case).
+    /// Makes string ordering and searching on `expr` case-sensitive, by
+    /// code point, whatever the column collation (only MySQL's default
+    /// collations ignore case).
     pub fn case_sensitive(self, expr: &str) -> String {
         match self {
             Self::MySql => format!("({expr} COLLATE utf8mb4_bin)"),
             _ => expr.to_owned(),
+        }
+    }
+
+    /// `expr` as text that equals only the same characters: on MySQL, whose
+    /// default collations ignore case (and trailing spaces), its bytes.
+    pub fn exact_text(self, expr: &str) -> String {
+        match self {
+            Self::MySql => format!("CAST({expr} AS BINARY)"),
+            _ => expr.to_owned(),
+        }
+    }
+
+    /// The condition `column test` (`= $1`, `IN ($1, $2)`) on a text column,
+    /// comparing exact text. On MySQL the column's own collation first
+    /// narrows the rows, so an index on the column serves the lookup, and
+    /// the exact bytes then confirm them: text equal byte for byte is equal
+    /// under every collation, so nothing is lost.
+    ///
+    /// ```
+    /// use gatehouse::db::Dialect;
+    /// assert_eq!(Dialect::MySql.text_match("`c`", "= ?"), "(`c` = ? AND CAST(`c` AS BINARY) = ?)");
+    /// assert_eq!(Dialect::Postgres.text_match(r#""c""#, "= $1"), r#"("c" = $1)"#);
+    /// ```
+    pub fn text_match(self, column: &str, test: &str) -> String {
+        match self {
+            Self::MySql => format!("({column} {test} AND {} {test})", self.exact_text(column)),
+            _ => format!("({column} {test})"),
         }
     }
 

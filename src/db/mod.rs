@@ -16,8 +16,11 @@ pub use reader::{bind_numbered, ReadError, SqliteReader};
 use std::time::Duration;
 
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
+use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
+use sqlx::pool::PoolOptions;
+use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::query::Query;
-use sqlx::{Any, AnyPool, Executor, Row, ValueRef};
+use sqlx::{Any, AnyPool, Connection, Executor, Row, ValueRef};
 
 /// A statement on sqlx's `Any` driver, with its binds.
 pub type AnyQuery<'q> = Query<'q, Any, AnyArguments<'q>>;
@@ -32,7 +35,18 @@ pub struct Db {
     reader: Option<SqliteReader>,
     /// A server engine's connections for bulk reads (OData), apart from
     /// `pool`, with the statement timeout set on each.
-    reads: Option<AnyPool>,
+    reads: Option<ReadPool>,
+}
+
+/// A server engine's pool for bulk reads, on the engine's own driver: rows
+/// are decoded straight from the wire buffers (sqlx's `Any` driver copies
+/// every value first), and each connection keeps its prepared statements.
+#[derive(Clone, Debug)]
+pub enum ReadPool {
+    /// PostgreSQL.
+    Postgres(PgPool),
+    /// MySQL or MariaDB.
+    MySql(MySqlPool),
 }
 
 /// What bulk reads (OData) may take of the database.
@@ -99,7 +113,8 @@ impl Db {
         let pool = options.connect(url).await?;
         let (reader, reads) = match dialect {
             Dialect::Sqlite => (SqliteReader::for_url(url, limits), None),
-            Dialect::Postgres | Dialect::MySql => (None, Some(read_pool(url, dialect, limits)?)),
+            Dialect::Postgres => (None, Some(postgres_reads(url, limits)?)),
+            Dialect::MySql => (None, Some(mysql_reads(url, limits)?)),
         };
         Ok(Self {
             pool,
@@ -109,10 +124,10 @@ impl Db {
         })
     }
 
-    /// The connections bulk reads (OData) use: their own on a server
-    /// engine, else the pool.
-    pub fn read_pool(&self) -> &AnyPool {
-        self.reads.as_ref().unwrap_or(&self.pool)
+    /// The connections bulk reads (OData) use on a server engine; `None` on
+    /// SQLite, which reads through [`Db::sqlite_reader`] or the pool.
+    pub fn read_pool(&self) -> Option<&ReadPool> {
+        self.reads.as_ref()
     }
 
     /// Runs the migration set of this dialect.
@@ -189,44 +204,54 @@ impl Db {
 /// Read committed, PostgreSQL's default, locks only the rows touched.
 const MYSQL_READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
-/// The server engine's pool for bulk reads: at most `limits.max_connections`
+/// PostgreSQL's pool for bulk reads: at most `limits.max_connections`
 /// connections, each cancelling statements after the timeout. Connections
 /// are opened on demand, so a database that is down at start does not stop
 /// the process.
-fn read_pool(url: &str, dialect: Dialect, limits: ReadLimits) -> Result<AnyPool, DbError> {
+fn postgres_reads(url: &str, limits: ReadLimits) -> Result<ReadPool, DbError> {
     let timeout_ms = limits.statement_timeout_ms;
-    AnyPoolOptions::new()
+    let options = read_options(PgPoolOptions::new(), limits).after_connect(move |conn, _| {
+        Box::pin(async move {
+            conn.execute(&*format!("SET statement_timeout = {timeout_ms}"))
+                .await?;
+            Ok(())
+        })
+    });
+    Ok(ReadPool::Postgres(options.connect_lazy(url)?))
+}
+
+/// MySQL's or MariaDB's pool for bulk reads, as [`postgres_reads`].
+fn mysql_reads(url: &str, limits: ReadLimits) -> Result<ReadPool, DbError> {
+    let timeout_ms = limits.statement_timeout_ms;
+    let options = read_options(MySqlPoolOptions::new(), limits).after_connect(move |conn, _| {
+        Box::pin(async move {
+            conn.execute(MYSQL_READ_COMMITTED).await?;
+            // MariaDB counts seconds in `max_statement_time`; MySQL has
+            // `max_execution_time` in milliseconds.
+            let mariadb = format!(
+                "SET SESSION max_statement_time = {}",
+                f64::from(timeout_ms) / 1000.0
+            );
+            if conn.execute(&*mariadb).await.is_err() {
+                conn.execute(&*format!("SET SESSION max_execution_time = {timeout_ms}"))
+                    .await?;
+            }
+            Ok(())
+        })
+    });
+    Ok(ReadPool::MySql(options.connect_lazy(url)?))
+}
+
+/// What both read pools share: their size and how long a request waits
+/// for a connection.
+fn read_options<DB: sqlx::Database>(options: PoolOptions<DB>, limits: ReadLimits) -> PoolOptions<DB>
+where
+    DB::Connection: Connection,
+{
+    options
         .max_connections(limits.max_connections)
         .min_connections(0)
         .acquire_timeout(Duration::from_secs(10))
-        .after_connect(move |conn, _| {
-            Box::pin(async move {
-                match dialect {
-                    Dialect::Postgres => {
-                        conn.execute(&*format!("SET statement_timeout = {timeout_ms}"))
-                            .await?;
-                    }
-                    Dialect::MySql => {
-                        conn.execute(MYSQL_READ_COMMITTED).await?;
-                        // MariaDB counts seconds in `max_statement_time`;
-                        // MySQL has `max_execution_time` in milliseconds.
-                        let mariadb = format!(
-                            "SET SESSION max_statement_time = {}",
-                            f64::from(timeout_ms) / 1000.0
-                        );
-                        if conn.execute(&*mariadb).await.is_err() {
-                            conn.execute(&*format!(
-                                "SET SESSION max_execution_time = {timeout_ms}"
-                            ))
-                            .await?;
-                        }
-                    }
-                    Dialect::Sqlite => {}
-                }
-                Ok(())
-            })
-        })
-        .connect_lazy(url)
 }
 
 /// Whether `e` is a statement cancelled by the read timeout: PostgreSQL's

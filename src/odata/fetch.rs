@@ -14,7 +14,7 @@
 //! );
 //! let q = parse_query("$top=2").unwrap();
 //! let owners = Restriction { column: "owner".into(), values: vec![Literal::Int(1), Literal::Int(2)] };
-//! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page: Page { offset: 0, size: 2 }, scopes: None };
+//! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page: Page { offset: 0, size: 2 }, scopes: None, count: false };
 //! let sql = fetch_query(&model, &model.sets[0], &q, &fetch, Dialect::Sqlite).unwrap();
 //! assert!(sql.text.contains("ROW_NUMBER() OVER (PARTITION BY"));
 //! ```
@@ -53,11 +53,15 @@ pub struct Fetch<'a> {
     pub page: Page,
     /// The caller's scopes, confining the other sets paths and lambdas reach.
     pub scopes: Option<&'a Scopes>,
+    /// Also yield, as the last column `__count` (the same on every row),
+    /// how many rows the query admits in all, ignoring the page; not with
+    /// `per_value`.
+    pub count: bool,
 }
 
 /// The statement reading `fetch` of `query` over `set`: selected properties
-/// in declaration order, then the internal columns, then (per-value paging)
-/// `__parent` and `__rn`.
+/// in declaration order, then the internal columns, then `__count` or (per-value
+/// paging) `__parent` and `__rn`.
 pub fn fetch_query(
     model: &Model,
     set: &EntitySet,
@@ -81,6 +85,13 @@ pub fn fetch_query(
             w.column(&t0, column),
             dialect.quote(&format!("__{i}"))
         ));
+    }
+    if fetch.count && !fetch.per_value {
+        // An uncorrelated subquery: every engine runs it once per statement.
+        let mut count = format!("SELECT COUNT(*) FROM {} AS {t0}", dialect.quote(&set.table));
+        let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
+        where_with(&mut w, query, restriction, &mut count)?;
+        columns.push(format!("({count}) AS {}", dialect.quote("__count")));
     }
     let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
     let order = order_by(&mut w, query)?;
@@ -178,7 +189,16 @@ fn restrict(w: &mut Writer<'_>, restriction: &Restriction) -> String {
         .iter()
         .map(|v| w.literal(v).sql)
         .collect();
-    format!("{column} IN ({})", values.join(", "))
+    let test = format!("IN ({})", values.join(", "));
+    // Text keys match exactly, as `$filter=key eq '…'` does.
+    if restriction
+        .values
+        .iter()
+        .all(|v| matches!(v, Literal::String(_)))
+    {
+        return w.dialect.text_match(&column, &test);
+    }
+    format!("{column} {test}")
 }
 
 #[cfg(test)]
@@ -212,6 +232,7 @@ mod tests {
                 size: 10,
             },
             scopes: None,
+            count: false,
         };
         let s = sql("$select=title", &fetch, Dialect::Postgres);
         assert_eq!(
@@ -237,6 +258,7 @@ mod tests {
             internal: vec![],
             page: Page { offset: 2, size: 3 },
             scopes: None,
+            count: false,
         };
         let s = sql(
             "$orderby=likes desc&$filter=likes gt 1",
@@ -244,7 +266,7 @@ mod tests {
             Dialect::Sqlite,
         );
         assert!(
-            s.text.contains(r#"ROW_NUMBER() OVER (PARTITION BY "t0"."author_id" ORDER BY "t0"."likes" DESC, "t0"."id" ASC) AS "__rn""#),
+            s.text.contains(r#"ROW_NUMBER() OVER (PARTITION BY "t0"."author_id" ORDER BY "t0"."likes" DESC, "t0"."id" DESC) AS "__rn""#),
             "{}",
             s.text
         );

@@ -194,6 +194,7 @@ mod tests {
             internal: vec![],
             page: Page { offset: 0, size: 5 },
             scopes: Some(scopes),
+            count: false,
         };
         let q = parse_query(query).expect("parses");
         fetch_query(m, users, &q, &fetch, Dialect::Sqlite)

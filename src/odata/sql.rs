@@ -24,7 +24,7 @@
 use super::check::check_query;
 use super::fetch::{count_restricted, fetch_query, Fetch};
 use super::model::{EntitySet, Model, Property};
-use super::query::{Expr, Query, SearchExpr, Select};
+use super::query::{BinaryOp, Expr, Literal, Path, Query, SearchExpr, Select};
 use super::resolve::{resolve, QueryError};
 use super::sql_expr::{false_if_null, Writer};
 use crate::db::Dialect;
@@ -144,6 +144,7 @@ pub fn page_query(
         internal: Vec::new(),
         page,
         scopes: None,
+        count: false,
     };
     fetch_query(model, set, query, &fetch, dialect)
 }
@@ -183,16 +184,20 @@ pub(crate) fn where_with<'m>(
     Ok(())
 }
 
-/// `$orderby` terms, then the key unless the last term already is the key.
+/// `$orderby` terms, then the key (in the last term's direction) unless the
+/// last term already is the key.
 pub(crate) fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<String, QueryError> {
     let mut terms = Vec::new();
+    let non_null = query
+        .filter
+        .as_ref()
+        .map(non_null_paths)
+        .unwrap_or_default();
     for item in &query.orderby {
         let r = resolve(w.model, w.root(), &[], &item.path, "$orderby")?;
         let value = w.path_value(&r)?;
-        terms.push(
-            w.dialect
-                .order_term(&value.sql, item.descending, value.nullable),
-        );
+        let nullable = value.nullable && !non_null.contains(&&item.path);
+        terms.push(w.dialect.order_term(&value.sql, item.descending, nullable));
     }
     let root = w.root();
     let ends_in_key = query
@@ -208,10 +213,46 @@ pub(crate) fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<Strin
             )
         })?;
         let value = w.property(&w.root_alias(), key);
-        // A key is never null.
-        terms.push(w.dialect.order_term(&value, false, false));
+        // A key is never null. It runs the way the last term does: an
+        // index on that term's column ends in the key on SQLite and InnoDB,
+        // so one scan yields both orders, where a mixed direction needs a sort.
+        let descending = query.orderby.last().is_some_and(|item| item.descending);
+        terms.push(w.dialect.order_term(&value, descending, false));
     }
     Ok(terms.join(", "))
+}
+
+/// The paths `filter` admits only non-null values of: those compared, in
+/// a conjunct at its top, with `eq`, `lt`, `le`, `gt` or `ge` against a
+/// non-null literal, or looked up `in` a list of such literals. Such a
+/// comparison holds for no null (OData's null rules, and SQL's), so a row
+/// that passes has a value there.
+pub(crate) fn non_null_paths(filter: &Expr) -> Vec<&Path> {
+    let literal = |e: &Expr| matches!(e, Expr::Literal(l) if *l != Literal::Null);
+    match filter {
+        Expr::Binary {
+            op: BinaryOp::And,
+            left,
+            right,
+        } => {
+            let mut paths = non_null_paths(left);
+            paths.extend(non_null_paths(right));
+            paths
+        }
+        Expr::Binary {
+            op: BinaryOp::Eq | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge,
+            left,
+            right,
+        } => match (&**left, &**right) {
+            (Expr::Path(p), other) | (other, Expr::Path(p)) if literal(other) => vec![p],
+            _ => Vec::new(),
+        },
+        Expr::In { operand, list } => match &**operand {
+            Expr::Path(p) if list.iter().all(literal) => vec![p],
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
 }
 
 /// A `$search` expression as a condition: each term a case-insensitive

@@ -20,11 +20,19 @@ pub(crate) struct Frag {
     pub ty: Ty,
     /// Whether it may evaluate to null.
     pub nullable: bool,
+    /// Whether it is a column of a row in the statement (which an index
+    /// may serve), not a computed value.
+    pub column: bool,
 }
 
 impl Frag {
     fn new(sql: String, ty: Ty, nullable: bool) -> Frag {
-        Frag { sql, ty, nullable }
+        Frag {
+            sql,
+            ty,
+            nullable,
+            column: false,
+        }
     }
 
     fn is_null_literal(&self) -> bool {
@@ -212,11 +220,9 @@ impl<'m> Writer<'m> {
         };
         let (alias, set) = self.scope(r.scope);
         let Some(last) = r.hops.last() else {
-            return Ok(Frag::new(
-                self.property(&alias, p),
-                Some(p.edm_type),
-                p.nullable,
-            ));
+            let mut frag = Frag::new(self.property(&alias, p), Some(p.edm_type), p.nullable);
+            frag.column = true;
+            return Ok(frag);
         };
         let key = self.entity_key(&alias, set, &r.hops)?;
         let (a, table) = (self.alias(), self.dialect.quote(&last.to.table));
@@ -385,12 +391,18 @@ impl<'m> Writer<'m> {
                 _ => "FALSE".into(),
             });
         }
-        let a = match l.ty {
-            Some(EdmType::String) => self.dialect.case_sensitive(&l.sql),
+        let text = l.ty == Some(EdmType::String);
+        let a = match op {
+            BinaryOp::Eq | BinaryOp::Ne if text => self.dialect.exact_text(&l.sql),
+            _ if text => self.dialect.case_sensitive(&l.sql),
             _ => l.sql.clone(),
         };
         let b = &r.sql;
         let nullable = l.nullable || r.nullable;
+        if text && l.column && op == BinaryOp::Eq && self.positive && !r.nullable {
+            // Null compares as unknown, which drops the row as false does.
+            return boolean(self.dialect.text_match(&l.sql, &format!("= {b}")));
+        }
         // Where only true keeps a row, `x = 3` may be null for a null `x`:
         // the row goes either way, and the plain form can use an index.
         let guarded = nullable && !self.positive;
@@ -428,12 +440,14 @@ impl<'m> Writer<'m> {
             let sql = format!("({})", terms.join(" OR "));
             return Ok(Frag::new(sql, Some(EdmType::Boolean), false));
         }
-        let a = match o.ty {
-            Some(EdmType::String) => self.dialect.case_sensitive(&o.sql),
-            _ => o.sql.clone(),
-        };
         let list: Vec<_> = items.iter().map(|i| i.sql.as_str()).collect();
-        let sql = false_if_null(format!("({a} IN ({}))", list.join(", ")), o.nullable);
+        let test = format!("IN ({})", list.join(", "));
+        let condition = match o.ty {
+            Some(EdmType::String) if o.column => self.dialect.text_match(&o.sql, &test),
+            Some(EdmType::String) => format!("({} {test})", self.dialect.exact_text(&o.sql)),
+            _ => format!("({} {test})", o.sql),
+        };
+        let sql = false_if_null(condition, o.nullable);
         Ok(Frag::new(sql, Some(EdmType::Boolean), false))
     }
 

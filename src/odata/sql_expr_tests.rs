@@ -237,7 +237,7 @@ fn string_functions() {
     );
     assert_eq!(
         text(MySql, "concat(name, 'x') eq 'y'"),
-        "((CONCAT(`t0`.`display_name`, ?) COLLATE utf8mb4_bin) = ?)"
+        "(CAST(CONCAT(`t0`.`display_name`, ?) AS BINARY) = ?)"
     );
 }
 

@@ -41,7 +41,7 @@ fn page_query_selects_orders_and_limits() {
         concat!(
             r#"SELECT "t0"."id" AS "id", "t0"."display_name" AS "name" FROM "users" AS "t0" "#,
             r#"ORDER BY (SELECT "t1"."name" FROM "orgs" AS "t1" WHERE "t1"."id" = "t0"."org_id") DESC NULLS LAST, "#,
-            r#""t0"."id" ASC LIMIT $1 OFFSET $2"#
+            r#""t0"."id" DESC LIMIT $1 OFFSET $2"#
         )
     );
     assert_eq!(sql.binds, [Bind::Int(6), Bind::Int(3)]);
@@ -144,4 +144,99 @@ fn only_a_nullable_term_gets_a_null_ordering_clause() {
         let sql = page(d, "$orderby=age desc", 0, 50);
         assert!(!sql.text.contains("NULLS"), "{}", sql.text);
     }
+}
+
+#[test]
+fn a_term_the_filter_keeps_non_null_gets_no_null_ordering_clause() {
+    // `age gt 3` holds for no null age: PostgreSQL may read an index on age
+    // backwards instead of sorting every match.
+    for filter in ["age gt 3", "name eq 'x' and 3 le age", "age in (1, 2)"] {
+        let sql = page(
+            Postgres,
+            &format!("$filter={filter}&$orderby=age desc"),
+            0,
+            9,
+        );
+        assert!(
+            sql.text
+                .contains(r#"ORDER BY "t0"."age" DESC, "t0"."id" DESC LIMIT"#),
+            "{filter}: {}",
+            sql.text
+        );
+    }
+    // Comparisons that a null passes, or that do not decide the row alone.
+    for filter in [
+        "age ne 3",
+        "age eq null",
+        "age gt 3 or name eq 'x'",
+        "not (age lt 3)",
+        "age in (1, null)",
+        "age gt rank",
+    ] {
+        let sql = page(
+            Postgres,
+            &format!("$filter={filter}&$orderby=age desc"),
+            0,
+            9,
+        );
+        assert!(
+            sql.text.contains(r#""t0"."age" DESC NULLS LAST"#),
+            "{filter}: {}",
+            sql.text
+        );
+    }
+}
+
+#[test]
+fn mysql_text_equality_narrows_by_the_column_collation_then_compares_bytes() {
+    // The column's own (case-insensitive) collation lets its index find the
+    // candidates; the byte comparison keeps OData's exact match.
+    let sql = page(MySql, "$filter=name eq 'Rex' and name in ('a', 'b')", 0, 9);
+    assert!(
+        sql.text.contains(concat!(
+            "WHERE ((`t0`.`display_name` = ? AND CAST(`t0`.`display_name` AS BINARY) = ?) AND ",
+            "(`t0`.`display_name` IN (?, ?) AND CAST(`t0`.`display_name` AS BINARY) IN (?, ?)))"
+        )),
+        "{}",
+        sql.text
+    );
+    let text = |s: &str| Bind::Text(s.into());
+    assert_eq!(
+        sql.binds[..6],
+        [
+            text("Rex"),
+            text("Rex"),
+            text("a"),
+            text("b"),
+            text("a"),
+            text("b")
+        ]
+    );
+    // Other engines compare text exactly as it is.
+    let sql = page(Postgres, "$filter=name eq 'Rex'", 0, 9);
+    assert!(
+        sql.text
+            .contains(r#"WHERE ("t0"."display_name" = $1) ORDER"#),
+        "{}",
+        sql.text
+    );
+    // Not-equal, and a value computed from the column, compare bytes alone.
+    let sql = page(
+        MySql,
+        "$filter=name ne 'Rex' and concat(name, 'x') eq 'y'",
+        0,
+        9,
+    );
+    assert!(
+        sql.text
+            .contains("(CAST(`t0`.`display_name` AS BINARY) <> ?)"),
+        "{}",
+        sql.text
+    );
+    assert!(
+        sql.text
+            .contains("(CAST(CONCAT(`t0`.`display_name`, ?) AS BINARY) = ?)"),
+        "{}",
+        sql.text
+    );
 }

@@ -651,3 +651,33 @@ async fn filter_combines_with_the_other_options() {
     assert_eq!(answer.json()["@odata.count"], expected.len());
     assert_eq!(answer.ids(), expected[..3]);
 }
+
+#[rocket::async_test]
+async fn text_equality_respects_case_and_trailing_spaces_under_any_collation() {
+    // `note` and `colour_code` have the engine's default collation, which on
+    // MySQL/MariaDB ignores case and trailing spaces; OData compares exactly.
+    let app = spawn_fixture().await;
+    let note = |t: &Thing| t.note;
+    let colour = |t: &Thing| t.colour_code;
+    assert_filters(
+        &app,
+        &[
+            ("note eq 'red fruit'", &|t| note(t) == Some("red fruit")),
+            ("note eq 'Red Fruit'", &|_| false),
+            ("note eq 'red fruit '", &|_| false),
+            ("note ne 'RED FRUIT'", &|t| note(t) != Some("RED FRUIT")),
+            ("colour_code eq 'RED'", &|_| false),
+            ("colour_code eq 'red'", &|t| colour(t) == Some("red")),
+            ("colour_code in ('RED', 'yellow')", &|t| {
+                colour(t) == Some("yellow")
+            }),
+        ],
+    )
+    .await;
+    // A text key is looked up exactly too, alone and across a navigation.
+    assert_eq!(app.odata("Colours('red')").await.status, Status::Ok);
+    for target in ["Colours('RED')", "Colours('red ')", "Colours('RED')/things"] {
+        let answer = app.odata(target).await;
+        assert_eq!(answer.status, Status::NotFound, "{target}: {}", answer.body);
+    }
+}

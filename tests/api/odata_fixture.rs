@@ -795,13 +795,17 @@ pub fn sort_value(t: &Thing, property: &str) -> Option<Sortable> {
 
 /// The ids of the things `keep` admits in `$orderby` order: each
 /// `(property, descending)` term with nulls first ascending and last
-/// descending, then the key.
+/// descending, then the key in the direction of the last term.
 pub fn ordered_ids(keep: impl Fn(&Thing) -> bool, orderby: &[(&str, bool)]) -> Vec<i64> {
     let mut things: Vec<&Thing> = THINGS.iter().filter(|t| keep(t)).collect();
+    let key = (
+        "id",
+        orderby.last().is_some_and(|(_, descending)| *descending),
+    );
     things.sort_by(|a, b| {
         orderby
             .iter()
-            .chain(std::iter::once(&("id", false)))
+            .chain(std::iter::once(&key))
             .map(|(property, descending)| {
                 let order = sort_value(a, property)
                     .partial_cmp(&sort_value(b, property))

@@ -6,7 +6,9 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use super::expansion::{attach, internal_types, key_type, plan};
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
-use super::rows::{run, run_counted, scalar, BodySink, Entity, EntitySink, Layout, VALUE_OPEN};
+use super::rows::{
+    run, run_counted, scalar, BodySink, Entity, EntitySink, InlineCount, Layout, VALUE_OPEN,
+};
 use super::values::write_str;
 use super::{scoped, Service};
 use crate::db::{Db, Dialect};
@@ -163,7 +165,8 @@ impl<'m> Ctx<'m> {
         Ok(Reply::json(body))
     }
 
-    /// Writes `count`'s answer (when given) and the page's entities as
+    /// Writes the count (when `count`, the statement counting alone, is
+    /// given) and the page's entities as
     /// `,"@odata.count":n,"value":[…` onto `body`; answers how many entities
     /// were written and whether more rows remain.
     async fn rows(
@@ -177,20 +180,23 @@ impl<'m> Ctx<'m> {
         let set = source.set;
         let (expansions, internal) = plan(self, set, &query.expand)?;
         let scoped = scoped(set, &self.caller, query);
+        let selected = selected_properties(set, query.select.as_ref());
+        // The page statement carries the count; alone it is needed only
+        // for an empty page past the first row.
+        let count = count.map(|alone| InlineCount {
+            column: selected.len() + internal.len(),
+            alone: (page.offset > 0).then_some(alone),
+        });
         let fetch = Fetch {
             restriction: source.restriction.as_ref(),
             per_value: false,
             internal,
             page,
             scopes: Some(&self.scopes),
+            count: count.is_some(),
         };
         let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
-        let layout = Layout::new(
-            selected_properties(set, query.select.as_ref()),
-            &set.key,
-            internal_types(&expansions),
-            None,
-        );
+        let layout = Layout::new(selected, &set.key, internal_types(&expansions), None);
         if expansions.is_empty() {
             let sink = BodySink {
                 layout,
@@ -349,6 +355,7 @@ impl<'m> Ctx<'m> {
             internal,
             page: Page { offset: 0, size: 1 },
             scopes: Some(&self.scopes),
+            count: false,
         };
         let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
         let layout = Layout::new(

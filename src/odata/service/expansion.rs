@@ -124,6 +124,7 @@ async fn load<'m, 'q>(
         internal,
         page,
         scopes: Some(&ctx.scopes),
+        count: false,
     };
     let sql = fetch_query(
         &ctx.service.model,

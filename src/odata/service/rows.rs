@@ -8,11 +8,13 @@
 
 use futures::TryStreamExt;
 use sqlx::any::{AnyRow, AnyTypeInfoKind};
-use sqlx::{Row, ValueRef};
+use sqlx::mysql::MySqlRow;
+use sqlx::postgres::PgRow;
+use sqlx::{Row, TypeInfo, ValueRef};
 
 use super::reply::ODataError;
 use super::values::{key_literal, write_str, write_value};
-use crate::db::{bind_numbered, Db, ReadError};
+use crate::db::{bind_numbered, Db, ReadError, ReadPool};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// One value of a row, borrowed from the driver.
@@ -79,6 +81,57 @@ impl Cells for rusqlite::Row<'_> {
             V::Blob(bytes) => Cell::Blob(bytes),
         })
     }
+}
+
+impl Cells for PgRow {
+    /// Values arrive in PostgreSQL's binary format; the service reads exact,
+    /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(Cell::Null);
+        }
+        let info = raw.type_info();
+        Ok(match info.name() {
+            "BOOL" => Cell::Bool(self.try_get(i)?),
+            "INT2" => Cell::Int(self.try_get::<i16, _>(i)?.into()),
+            "INT4" => Cell::Int(self.try_get::<i32, _>(i)?.into()),
+            "INT8" => Cell::Int(self.try_get(i)?),
+            "FLOAT4" => Cell::Real(self.try_get::<f32, _>(i)?.into()),
+            "FLOAT8" => Cell::Real(self.try_get(i)?),
+            _ => text_or_blob(self.try_get_unchecked(i)?),
+        })
+    }
+}
+
+impl Cells for MySqlRow {
+    /// The service reads MySQL's integers as `BIGINT` and its text, exact,
+    /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(Cell::Null);
+        }
+        let info = raw.type_info();
+        Ok(match info.name() {
+            "BOOLEAN" | "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" => {
+                Cell::Int(self.try_get(i)?)
+            }
+            "TINYINT UNSIGNED" | "SMALLINT UNSIGNED" | "MEDIUMINT UNSIGNED" | "INT UNSIGNED"
+            | "BIGINT UNSIGNED" => {
+                let n: u64 = self.try_get(i)?;
+                i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int)
+            }
+            "FLOAT" => Cell::Real(self.try_get::<f32, _>(i)?.into()),
+            "DOUBLE" => Cell::Real(self.try_get(i)?),
+            _ => text_or_blob(self.try_get_unchecked(i)?),
+        })
+    }
+}
+
+/// Bytes as text when they are UTF-8.
+fn text_or_blob(bytes: &[u8]) -> Cell<'_> {
+    std::str::from_utf8(bytes).map_or(Cell::Blob(bytes), Cell::Text)
 }
 
 /// Consumes the rows of one statement.
@@ -293,40 +346,107 @@ impl Sink for CountSink {
     }
 }
 
+/// A count that a page statement carries as its column `column` (the same
+/// on every row), read with the page in one trip to the database.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InlineCount {
+    /// The column holding the count.
+    pub column: usize,
+    /// The count alone, for a page without rows; `None` when the page
+    /// starts at the first row, where no row means a count of 0.
+    pub alone: Option<Sql>,
+}
+
 /// Runs `sql`, handing each row to `sink`; stops reading after `limit` rows
 /// and answers the sink and whether another row followed.
 pub async fn run<S: Sink>(db: &Db, sql: Sql, limit: u64, sink: S) -> Result<(S, bool), ODataError> {
     run_counted(db, None, sql, limit, sink).await
 }
 
-/// As [`run`], first handing the sink the integer `count` answers, on the
-/// same connection and (on SQLite) the same trip to a read thread.
+/// As [`run`], first handing the sink the count `sql` carries.
 pub async fn run_counted<S: Sink>(
     db: &Db,
-    count: Option<Sql>,
+    count: Option<InlineCount>,
     sql: Sql,
     limit: u64,
-    mut sink: S,
+    sink: S,
 ) -> Result<(S, bool), ODataError> {
-    match db.sqlite_reader() {
-        Some(reader) => {
-            reader
-                .read(move |conn| {
-                    if let Some(count) = &count {
-                        let n = read_sqlite(conn, count, 1, counter())?.0.total();
-                        sink.count(n);
-                    }
-                    read_sqlite(conn, &sql, limit, sink)
-                })
-                .await
+    let column = count.as_ref().map(|c| c.column);
+    let feed = Feed {
+        sink,
+        limit,
+        seen: 0,
+        count: column,
+        more: false,
+    };
+    if let Some(reader) = db.sqlite_reader() {
+        return reader
+            .read(move |conn| {
+                let mut feed = read_sqlite(conn, &sql, feed)?;
+                if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
+                    let n = match alone {
+                        Some(alone) => read_sqlite(conn, &alone, Feed::of(counter()))?.sink.total(),
+                        None => 0,
+                    };
+                    feed.sink.count(n);
+                }
+                Ok(feed.done())
+            })
+            .await;
+    }
+    let mut feed = read(db, &sql, feed).await?;
+    if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
+        let n = match alone {
+            Some(alone) => read(db, &alone, Feed::of(counter())).await?.sink.total(),
+            None => 0,
+        };
+        feed.sink.count(n);
+    }
+    Ok(feed.done())
+}
+
+/// A sink being fed the rows of one statement, up to a limit.
+struct Feed<S> {
+    sink: S,
+    limit: u64,
+    seen: u64,
+    /// The column carrying the collection's count, read off the first row.
+    count: Option<usize>,
+    /// Whether a row beyond the limit came.
+    more: bool,
+}
+
+impl<S: Sink> Feed<S> {
+    /// A feed taking every row up to the first.
+    fn of(sink: S) -> Feed<S> {
+        Feed {
+            sink,
+            limit: 1,
+            seen: 0,
+            count: None,
+            more: false,
         }
-        None => {
-            if let Some(count) = &count {
-                let n = read_sqlx(db, count, 1, counter()).await?.0.total();
-                sink.count(n);
-            }
-            read_sqlx(db, &sql, limit, sink).await
+    }
+
+    /// Takes `row`; answers whether the statement should go on.
+    fn take(&mut self, row: &dyn Cells) -> Result<bool, ODataError> {
+        if self.seen == self.limit {
+            self.more = true;
+            return Ok(false);
         }
+        if let Some(column) = self.count.filter(|_| self.seen == 0) {
+            let Cell::Int(n) = row.cell(column)? else {
+                return Err(ODataError::internal(&"a count that is not an integer"));
+            };
+            self.sink.count(n);
+        }
+        self.sink.row(row)?;
+        self.seen += 1;
+        Ok(true)
+    }
+
+    fn done(self) -> (S, bool) {
+        (self.sink, self.more)
     }
 }
 
@@ -350,12 +470,53 @@ pub async fn scalar(db: &Db, sql: Sql) -> Result<i64, ODataError> {
     Ok(sink.total())
 }
 
-async fn read_sqlx<S: Sink>(
-    db: &Db,
+/// Feeds the rows of `sql` from a server engine's own driver, or else
+/// (SQLite in memory) from sqlx's `Any` pool.
+async fn read<S: Sink>(db: &Db, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODataError> {
+    match db.read_pool() {
+        Some(ReadPool::Postgres(pool)) => read_native(pool, sql, feed).await,
+        Some(ReadPool::MySql(pool)) => read_native(pool, sql, feed).await,
+        None => read_any(db, sql, feed).await,
+    }
+}
+
+/// Feeds the rows of `sql` on a native sqlx pool, as they arrive.
+async fn read_native<DB, S: Sink>(
+    pool: &sqlx::Pool<DB>,
     sql: &Sql,
-    limit: u64,
-    mut sink: S,
-) -> Result<(S, bool), ODataError> {
+    mut feed: Feed<S>,
+) -> Result<Feed<S>, ODataError>
+where
+    DB: sqlx::Database,
+    DB::Row: Cells,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+    for<'q> bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    let mut q = sqlx::query::<DB>(&sql.text);
+    for bind in &sql.binds {
+        q = match bind {
+            Bind::Null => q.bind(None::<&str>),
+            Bind::Bool(b) => q.bind(*b),
+            Bind::Int(i) => q.bind(*i),
+            Bind::Text(t) | Bind::Decimal(t) => q.bind(t.as_str()),
+            Bind::Double(d) => q.bind(*d),
+        };
+    }
+    let mut rows = q.fetch(pool);
+    while let Some(row) = rows.try_next().await? {
+        if !feed.take(&row)? {
+            break;
+        }
+    }
+    Ok(feed)
+}
+
+async fn read_any<S: Sink>(db: &Db, sql: &Sql, mut feed: Feed<S>) -> Result<Feed<S>, ODataError> {
     let mut q = sqlx::query(&sql.text);
     for bind in &sql.binds {
         q = match bind {
@@ -367,37 +528,31 @@ async fn read_sqlx<S: Sink>(
         };
     }
     let blobs_are_text = db.dialect().blobs_are_text();
-    let mut rows = q.fetch(db.read_pool());
-    let mut seen = 0u64;
+    let mut rows = q.fetch(db.pool());
     while let Some(row) = rows.try_next().await? {
-        if seen == limit {
-            return Ok((sink, true));
-        }
-        sink.row(&SqlxRow {
+        let row = SqlxRow {
             row: &row,
             blobs_are_text,
-        })?;
-        seen += 1;
+        };
+        if !feed.take(&row)? {
+            break;
+        }
     }
-    Ok((sink, false))
+    Ok(feed)
 }
 
 fn read_sqlite<S: Sink>(
     conn: &rusqlite::Connection,
     sql: &Sql,
-    limit: u64,
-    mut sink: S,
-) -> Result<(S, bool), ODataError> {
+    mut feed: Feed<S>,
+) -> Result<Feed<S>, ODataError> {
     let mut stmt = conn.prepare_cached(&sql.text).map_err(ReadError::from)?;
     bind_numbered(&mut stmt, &sql.binds).map_err(ReadError::from)?;
     let mut rows = stmt.raw_query();
-    let mut seen = 0u64;
     while let Some(row) = rows.next().map_err(ReadError::from)? {
-        if seen == limit {
-            return Ok((sink, true));
+        if !feed.take(row)? {
+            break;
         }
-        sink.row(row)?;
-        seen += 1;
     }
-    Ok((sink, false))
+    Ok(feed)
 }
