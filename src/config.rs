@@ -199,6 +199,8 @@ pub struct ODataSettings {
     /// Database connections OData reads may hold at once; sign-in and
     /// sessions keep the rest of the pool.
     pub max_connections: u32,
+    /// Requests one `$batch` may carry; more are refused (400).
+    pub batch_max: usize,
 }
 
 impl Default for ODataSettings {
@@ -208,6 +210,7 @@ impl Default for ODataSettings {
             sets: Default::default(),
             statement_timeout_ms: 5000,
             max_connections: 8,
+            batch_max: 100,
         }
     }
 }
@@ -310,6 +313,12 @@ impl Settings {
             if value == 0 {
                 return Err(ConfigError::new(key, "must be greater than zero"));
             }
+        }
+        if self.odata.batch_max == 0 {
+            return Err(ConfigError::new(
+                "odata.batch_max",
+                "must be greater than zero",
+            ));
         }
         if self.odata.pagination.default == 0 {
             return Err(ConfigError::new(

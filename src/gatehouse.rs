@@ -214,6 +214,7 @@ impl Fairing for Gatehouse {
                         screens::stylesheet,
                         odata::routes::root,
                         odata::routes::odata,
+                        odata::routes::batch,
                     ],
                 )
                 .register(

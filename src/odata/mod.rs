@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+mod batch;
 mod check;
 mod declare;
 mod error;
@@ -40,6 +41,7 @@ mod fixture;
 #[cfg(test)]
 mod proptests;
 
+pub use batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
 pub use check::check_query;
 pub use declare::{declared_sets, NavigationConfig, SetConfig};
 pub use error::ParseError;

@@ -15,6 +15,7 @@ mod login;
 mod login_validation;
 mod mailbox;
 mod odata_access;
+mod odata_batch;
 mod odata_errors;
 mod odata_expand;
 mod odata_filter;

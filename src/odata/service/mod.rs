@@ -8,9 +8,11 @@
 
 mod access;
 mod answer;
+mod batch;
 mod expansion;
 mod number;
 mod path;
+mod read;
 mod reply;
 pub mod routes;
 mod rows;

@@ -10,7 +10,7 @@ use rocket::Request;
 use serde_json::json;
 
 use super::path::PathError;
-use crate::odata::{ParseError, QueryError};
+use crate::odata::{BatchError, ParseError, QueryError};
 
 /// The header every `/odata` response carries.
 pub const ODATA_VERSION: (&str, &str) = ("OData-Version", "4.0");
@@ -41,15 +41,61 @@ impl Reply {
     }
 }
 
-impl<'r> Responder<'r, 'static> for Reply {
+impl Reply {
+    /// The answer as it goes on the wire.
+    pub fn wire(self) -> Wire {
+        let mut headers = vec![
+            ("Content-Type", self.content_type.to_string()),
+            (ODATA_VERSION.0, ODATA_VERSION.1.to_owned()),
+        ];
+        if let Some(applied) = self.preference_applied {
+            headers.push(("Preference-Applied", applied));
+        }
+        Wire {
+            status: self.status,
+            headers,
+            body: self.body,
+        }
+    }
+}
+
+/// A response as it goes on the wire: what a request sent alone and the
+/// same request inside a batch both answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wire {
+    /// The status.
+    pub status: Status,
+    /// The headers, `Content-Type` first.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body; empty for 204.
+    pub body: Vec<u8>,
+}
+
+impl From<Result<Reply, ODataError>> for Wire {
+    fn from(answer: Result<Reply, ODataError>) -> Wire {
+        match answer {
+            Ok(reply) => reply.wire(),
+            Err(error) => error.wire(),
+        }
+    }
+}
+
+impl Wire {
+    /// The value of the `Content-Type` header.
+    pub fn content_type(&self) -> &str {
+        self.headers
+            .iter()
+            .find(|(name, _)| *name == "Content-Type")
+            .map_or("", |(_, value)| value)
+    }
+}
+
+impl<'r> Responder<'r, 'static> for Wire {
     fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
         let mut response = Response::build();
-        response
-            .status(self.status)
-            .header(self.content_type)
-            .header(Header::new(ODATA_VERSION.0, ODATA_VERSION.1));
-        if let Some(applied) = self.preference_applied {
-            response.header(Header::new("Preference-Applied", applied));
+        response.status(self.status);
+        for (name, value) in self.headers {
+            response.header(Header::new(name, value));
         }
         let size = self.body.len();
         if self.status != Status::NoContent {
@@ -59,6 +105,12 @@ impl<'r> Responder<'r, 'static> for Reply {
         // One write of the whole page instead of 4 KiB pieces.
         response.set_max_chunk_size(size.max(rocket::response::Body::DEFAULT_MAX_CHUNK));
         Ok(response)
+    }
+}
+
+impl<'r> Responder<'r, 'static> for Reply {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        self.wire().respond_to(req)
     }
 }
 
@@ -83,6 +135,24 @@ impl ODataError {
             message: message.into(),
             target: None,
         }
+    }
+
+    /// 405 for a batch request that is no read.
+    pub fn method_not_allowed(method: &str) -> ODataError {
+        ODataError::new(
+            Status::MethodNotAllowed,
+            "method_not_allowed",
+            format!("this service only reads: {method} is not answered"),
+        )
+    }
+
+    /// 403: a browser sent the request from another site's page.
+    pub fn cross_origin() -> ODataError {
+        ODataError::new(
+            Status::Forbidden,
+            "cross_origin",
+            "requests from other sites' pages are refused",
+        )
     }
 
     /// 404: no such set, entity or navigation.
@@ -216,25 +286,43 @@ impl From<crate::db::ReadError> for ODataError {
     }
 }
 
-impl<'r> Responder<'r, 'static> for ODataError {
-    fn respond_to(self, _: &'r Request<'_>) -> response::Result<'static> {
+impl ODataError {
+    /// The error as it goes on the wire.
+    pub fn wire(self) -> Wire {
         let mut error = json!({ "code": self.code, "message": self.message });
         if let Some(target) = self.target {
             error["target"] = json!(target);
         }
-        let body = json!({ "error": error }).to_string();
-        let mut response = Response::build();
-        response
-            .status(self.status)
-            .header(ContentType::JSON)
-            .header(Header::new(ODATA_VERSION.0, ODATA_VERSION.1))
-            .sized_body(body.len(), std::io::Cursor::new(body));
+        let mut headers = vec![
+            ("Content-Type", ContentType::JSON.to_string()),
+            (ODATA_VERSION.0, ODATA_VERSION.1.to_owned()),
+        ];
         if self.status == Status::ServiceUnavailable && self.code == "server_error" {
-            response.header(Header::new(
+            headers.push((
                 "Retry-After",
                 crate::error::RETRY_WHILE_UNAVAILABLE.to_string(),
             ));
         }
-        response.ok()
+        Wire {
+            status: self.status,
+            headers,
+            body: json!({ "error": error }).to_string().into_bytes(),
+        }
+    }
+}
+
+impl<'r> Responder<'r, 'static> for ODataError {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        self.wire().respond_to(req)
+    }
+}
+
+impl From<BatchError> for ODataError {
+    fn from(e: BatchError) -> ODataError {
+        let code = match e {
+            BatchError::TooMany(_) => "batch_too_large",
+            BatchError::ContentType | BatchError::Malformed(_) => "invalid_batch",
+        };
+        ODataError::new(Status::BadRequest, code, e.to_string())
     }
 }

@@ -1,49 +1,14 @@
-//! The `/odata` routes: one handler reads the resource path and dispatches to
-//! the service document, `$metadata`, a collection, an entity, a count or a
-//! navigation.
+//! The `/odata` routes: GET of every resource, and `POST /odata/$batch`.
 
+use rocket::data::Data;
 use rocket::http::uri::{fmt::Path, Segments};
-use rocket::http::{ContentType, Status};
-use rocket::request::{FromRequest, Outcome};
-use rocket::{get, Request};
+use rocket::http::ContentType;
+use rocket::{get, post};
 
-use super::access;
-use super::answer::{Ctx, Source};
-use super::path::{parse_resource, PathError, Resource, SetPath};
+use super::batch::Answers;
+use super::read::{answer, Incoming};
 use super::reply::{ODataError, Reply};
-use super::Service;
-use crate::odata::metadata::{metadata_xml, service_document};
-use crate::odata::model::EntitySet;
-use crate::odata::options::parse_query;
-use crate::odata::paging::PageSize;
-use crate::odata::scope::{Caller, Scopes};
-use crate::state::GatehouseState;
-
-/// What the handler needs from the request besides its path.
-pub struct Incoming<'r> {
-    gh: &'r GatehouseState,
-    query: &'r str,
-    prefer: Option<String>,
-    caller: Result<Caller, ODataError>,
-}
-
-#[rocket::async_trait]
-impl<'r> FromRequest<'r> for Incoming<'r> {
-    type Error = std::convert::Infallible;
-
-    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        let Some(gh) = GatehouseState::of(req) else {
-            return Outcome::Forward(Status::NotFound);
-        };
-        let prefer: Vec<&str> = req.headers().get("Prefer").collect();
-        Outcome::Success(Incoming {
-            gh,
-            query: req.uri().query().map_or("", |q| q.as_str()),
-            prefer: (!prefer.is_empty()).then(|| prefer.join(",")),
-            caller: access::caller(req, gh).await,
-        })
-    }
-}
+use crate::security::SameOrigin;
 
 /// `GET /odata` (the service document).
 #[get("/odata")]
@@ -58,122 +23,15 @@ pub async fn odata(path: Segments<'_, Path>, incoming: Incoming<'_>) -> Result<R
     answer(&segments, incoming).await
 }
 
-async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<Reply, ODataError> {
-    let caller = incoming.caller.clone()?;
-    let service = &incoming.gh.odata;
-    let visible = |set: &EntitySet| set.public || caller.user_id.is_some();
-    let addressed = match parse_resource(segments) {
-        // The set is resolved before its key: an unknown set is 404 and one
-        // the caller may not read 401, whatever its key looks like.
-        Err(PathError::InvalidKey { set, message }) => {
-            readable_set(service, &set, &caller)?;
-            return Err(ODataError::invalid_key(message));
-        }
-        parsed => parsed?,
-    };
-    match addressed {
-        Resource::ServiceDocument => {
-            readable(service.model.sets.iter().any(visible))?;
-            let doc = service_document(&service.model, &service.origin, visible);
-            Ok(Reply::json(doc.to_string().into_bytes()))
-        }
-        Resource::Metadata => {
-            readable(service.model.sets.iter().any(visible))?;
-            let mut reply = Reply::json(metadata_xml(&service.model, visible).into_bytes());
-            reply.content_type = ContentType::XML;
-            Ok(reply)
-        }
-        Resource::Set(path) => resource(path, &incoming, caller).await,
-    }
-}
-
-fn readable(any: bool) -> Result<(), ODataError> {
-    if any {
-        Ok(())
-    } else {
-        Err(ODataError::unauthorized())
-    }
-}
-
-/// The entity set called `name`, if it exists (404) and `caller` may read it
-/// (401).
-fn readable_set<'s>(
-    service: &'s Service,
-    name: &str,
-    caller: &Caller,
-) -> Result<&'s EntitySet, ODataError> {
-    let set = service
-        .model
-        .find(name)
-        .ok_or_else(|| ODataError::not_found(format!("there is no entity set '{name}'")))?;
-    readable(set.public || caller.user_id.is_some())?;
-    Ok(set)
-}
-
-async fn resource(
-    path: SetPath,
-    incoming: &Incoming<'_>,
-    caller: Caller,
-) -> Result<Reply, ODataError> {
-    let service = &incoming.gh.odata;
-    let set = readable_set(service, &path.set, &caller)?;
-    let allowed = |set: &EntitySet| readable(set.public || caller.user_id.is_some());
-    let query = parse_query(incoming.query)?;
-    let pagination = &service.pagination;
-    let size = PageSize::resolve(
-        incoming.prefer.as_deref(),
-        pagination.default,
-        pagination.max,
-    );
-    let ctx = Ctx {
-        service,
-        db: &incoming.gh.db,
-        caller,
-        page_size: size.size,
-        scopes: Scopes::for_caller(&service.model, &caller),
-    };
-    let mut reply = match (&path.key, &path.navigation) {
-        (None, _) => {
-            let source = Source {
-                set,
-                restriction: None,
-                path: set.name.clone(),
-            };
-            if path.count {
-                ctx.count(&source, &query).await?
-            } else {
-                ctx.collection(&source, &query).await?
-            }
-        }
-        (Some(key), None) => {
-            let source = Source {
-                set,
-                restriction: Some(ctx.key_restriction(set, key)?),
-                path: set.name.clone(),
-            };
-            ctx.entity(&source, &query).await?
-        }
-        (Some(key), Some(nav)) => match ctx.navigate(set, key, nav).await? {
-            (Some(source), collection) => {
-                allowed(source.set)?;
-                match (collection, path.count) {
-                    (true, true) => ctx.count(&source, &query).await?,
-                    (true, false) => ctx.collection(&source, &query).await?,
-                    (false, false) => ctx.entity(&source, &query).await?,
-                    (false, true) => {
-                        return Err(ODataError::not_found(format!(
-                            "'{nav}' is a single entity; it has no $count"
-                        )))
-                    }
-                }
-            }
-            (None, _) => {
-                let mut reply = Reply::json(Vec::new());
-                reply.status = Status::NoContent;
-                reply
-            }
-        },
-    };
-    reply.preference_applied = size.preference_applied();
-    Ok(reply)
+/// `POST /odata/$batch`: the requests of a multipart or JSON batch, each
+/// answered as if sent alone, in order.
+#[post("/odata/$batch", data = "<body>")]
+pub async fn batch<'r>(
+    origin: Result<SameOrigin, &'static str>,
+    content_type: Option<&ContentType>,
+    incoming: Incoming<'r>,
+    body: Data<'_>,
+) -> Result<Answers<'r>, ODataError> {
+    origin.map_err(|_| ODataError::cross_origin())?;
+    Answers::read(content_type, incoming, body).await
 }
