@@ -42,7 +42,7 @@ pub struct Tools {
 }
 
 /// Whether `CI` asks for every test to run.
-fn in_ci() -> bool {
+pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
@@ -422,6 +422,11 @@ impl Browser {
     /// Starts chromedriver on a free port and a chromium session on it, for
     /// pages of `site`.
     pub async fn open(tools: &Tools, site: &Site, options: BrowserOptions) -> Self {
+        Self::open_at(tools, &site.base, options).await
+    }
+
+    /// The same, for pages of the server at `base` (`http://127.0.0.1:<port>`).
+    pub async fn open_at(tools: &Tools, base: &str, options: BrowserOptions) -> Self {
         let profile = tempfile::tempdir().expect("chromium profile dir");
         let driver_log = profile.path().join("chromedriver.log");
         let port = free_port();
@@ -458,7 +463,7 @@ impl Browser {
         let session = client.session_id().await.ok().flatten();
         Self {
             client,
-            base: site.base.clone(),
+            base: base.to_owned(),
             js: options.js,
             session,
             driver_port: port,

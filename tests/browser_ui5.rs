@@ -1,0 +1,244 @@
+//! OpenUI5's OData V4 model (`sap.ui.model.odata.v4.ODataModel`, from npm:
+//! `tests/ui5`, pinned) in headless chromium, on the same origin as
+//! Gatehouse: a list with `$count`, a filter, a sorter, `$expand` and a
+//! second page, and one entity — with the model's default settings (reads
+//! bundled into `POST /odata/$batch`) and with batching off (`$direct`).
+//! Both must read exactly the rows the data holds.
+//!
+//! The host is the reference host, in this process, with two public sets
+//! over tables of the test's own and OpenUI5's sources served beside them.
+//! OpenUI5 is installed by `npm ci --prefix tests/ui5` (`.ci/run` does it);
+//! without it, or without chromium, the test is skipped with a message, and
+//! fails when `CI` is set.
+
+mod common;
+#[path = "browser/harness.rs"]
+#[allow(dead_code)] // the screens' tests use the rest
+mod harness;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::{TestDb, SECRET_KEY};
+use gatehouse::db::Db;
+use harness::{free_port, in_ci, tools, Browser, BrowserOptions, Js};
+use rocket::figment::providers::{Format, Toml};
+use rocket::fs::FileServer;
+use rocket::response::content::RawHtml;
+use serde_json::{json, Value};
+
+/// Rows of `ui5_items`: (id, name, category, price).
+fn items() -> Vec<(i64, String, i64, i64)> {
+    (1..=25)
+        .map(|id| (id, format!("item {id:02}"), id % 3 + 1, (id * 7) % 40))
+        .collect()
+}
+
+const CATEGORIES: [(i64, &str); 3] = [(1, "tools"), (2, "books"), (3, "games")];
+
+const SETS: &str = r#"
+[odata.sets.Items]
+table = "ui5_items"
+public = true
+navigation = { category = { target = "Categories", column = "category_id" } }
+
+[odata.sets.Categories]
+table = "ui5_categories"
+public = true
+"#;
+
+/// The page that drives the model: reads as `?group=` says, then leaves
+/// what it read (or the error) in `window.ui5Result`.
+const PAGE: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>OData V4 model</title>
+<script>performance.setResourceTimingBufferSize(100000);</script>
+<script id="sap-ui-bootstrap" src="/resources/sap-ui-core.js"
+  data-sap-ui-async="true" data-sap-ui-compat-version="edge"></script>
+<script>
+sap.ui.require([
+  "sap/ui/model/odata/v4/ODataModel", "sap/ui/model/Filter",
+  "sap/ui/model/FilterOperator", "sap/ui/model/Sorter"
+], function (ODataModel, Filter, FilterOperator, Sorter) {
+  var group = new URLSearchParams(location.search).get("group");
+  var settings = { serviceUrl: "/odata/", operationMode: "Server" };
+  if (group) { settings.groupId = group; }
+  var model = new ODataModel(settings);
+  var list = model.bindList("/Items", undefined, [new Sorter("price", true)],
+    [new Filter("price", FilterOperator.GT, 20)],
+    { $count: true, $select: "id,name,price", $expand: "category($select=name)" });
+  var rows = function (contexts) { return contexts.map(function (c) { return c.getObject(); }); };
+  (async function () {
+    var first = rows(await list.requestContexts(0, 5));
+    var second = rows(await list.requestContexts(5, 5));
+    var entity = await model.bindContext("/Items(3)", undefined, { $expand: "category" }).requestObject();
+    var batches = performance.getEntriesByType("resource")
+      .filter(function (e) { return e.name.indexOf("$batch") >= 0; }).length;
+    window.ui5Result = {
+      count: list.getHeaderContext().getProperty("$count"),
+      first: first, second: second, entity: entity, batches: batches
+    };
+  })().catch(function (e) { window.ui5Result = { error: String(e && e.message || e) }; });
+});
+</script></head><body></body></html>"#;
+
+#[rocket::get("/ui5-check")]
+fn page() -> RawHtml<&'static str> {
+    RawHtml(PAGE)
+}
+
+/// OpenUI5's sources, or `None` (after saying why) when the test is skipped.
+fn ui5_sources() -> Option<PathBuf> {
+    let dir = std::env::var_os("GATEHOUSE_UI5_DIR").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/ui5/node_modules/@openui5/sap.ui.core/src")
+        },
+        PathBuf::from,
+    );
+    if dir.join("sap-ui-core.js").is_file() {
+        return Some(dir);
+    }
+    let why = format!(
+        "OpenUI5 is not installed at {} (run `npm ci --prefix tests/ui5`)",
+        dir.display()
+    );
+    assert!(!in_ci(), "the OpenUI5 test cannot run under CI: {why}");
+    eprintln!("skipping the OpenUI5 test: {why}");
+    None
+}
+
+/// Creates and fills the test's tables.
+async fn fill(db: &TestDb) {
+    let db: Db = db.connect().await;
+    for sql in [
+        "CREATE TABLE ui5_categories (id INTEGER PRIMARY KEY, name VARCHAR(40) NOT NULL)",
+        "CREATE TABLE ui5_items (id INTEGER PRIMARY KEY, name VARCHAR(40) NOT NULL, \
+         category_id INTEGER REFERENCES ui5_categories (id), price INTEGER)",
+    ] {
+        db.execute(db.query(sql)).await.expect(sql);
+    }
+    for (id, name) in CATEGORIES {
+        let insert = "INSERT INTO ui5_categories (id, name) VALUES ($1, $2)";
+        db.execute(db.query(insert).bind(id).bind(name))
+            .await
+            .expect("category");
+    }
+    for (id, name, category, price) in items() {
+        let insert = "INSERT INTO ui5_items (id, name, category_id, price) VALUES ($1, $2, $3, $4)";
+        db.execute(db.query(insert).bind(id).bind(name).bind(category).bind(price))
+            .await
+            .expect("item");
+    }
+    db.pool().close().await;
+}
+
+/// The reference host with the test's sets, OpenUI5 under `/resources` and
+/// the page, listening on a free port; answers its base URL.
+async fn serve(db: &TestDb, ui5: PathBuf) -> (String, rocket::Shutdown) {
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let figment = rocket::Config::figment()
+        .merge(("databases.main.url", db.url.as_str()))
+        .merge(("base_url", base.as_str()))
+        .merge(("secret_key", SECRET_KEY))
+        .merge(("log_level", "off"))
+        .merge(("address", "127.0.0.1"))
+        .merge(("port", port))
+        .merge(("shutdown.ctrlc", false))
+        .merge(Toml::string(SETS));
+    let rocket = gatehouse::host::rocket(figment)
+        .mount("/resources", FileServer::from(ui5))
+        .mount("/", rocket::routes![page])
+        .ignite()
+        .await
+        .expect("the host ignites");
+    let shutdown = rocket.shutdown();
+    tokio::spawn(rocket.launch());
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !http
+        .get(format!("{base}/odata/"))
+        .send()
+        .await
+        .is_ok_and(|r| r.status().is_success())
+    {
+        assert!(Instant::now() < deadline, "the host did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (base, shutdown)
+}
+
+/// What the page should read: the count, the two pages' ids and the
+/// category names of the first page.
+fn expected() -> (usize, Vec<i64>, Vec<i64>) {
+    let mut matching: Vec<_> = items().into_iter().filter(|i| i.3 > 20).collect();
+    // Price descending, then the key in the same direction (Gatehouse's
+    // stable order).
+    matching.sort_by(|a, b| (b.3, b.0).cmp(&(a.3, a.0)));
+    let ids: Vec<i64> = matching.iter().map(|i| i.0).collect();
+    (matching.len(), ids[..5].to_vec(), ids[5..10].to_vec())
+}
+
+/// Opens the page with `group` (none: the model's default) and waits for
+/// what it read.
+async fn read_with(browser: &Browser, group: Option<&str>) -> Value {
+    let query = group.map_or(String::new(), |g| format!("?group={g}"));
+    browser.goto(&format!("/ui5-check{query}")).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let result = browser.eval("return window.ui5Result || null;", vec![]).await;
+        if !result.is_null() {
+            return result;
+        }
+        assert!(Instant::now() < deadline, "the OData V4 model read nothing in 60 s");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn ids(rows: &Value) -> Vec<i64> {
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| match &row["id"] {
+            Value::String(s) => s.parse().expect("an id"),
+            other => other.as_i64().expect("an id"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_odata_v4_model_reads_with_and_without_batching() {
+    let (Some(tools), Some(ui5)) = (tools(), ui5_sources()) else {
+        return;
+    };
+    let db = TestDb::new().await;
+    fill(&db).await;
+    let (base, shutdown) = serve(&db, ui5).await;
+    let browser = Browser::open_at(&tools, &base, BrowserOptions::new(Js::On)).await;
+    let (count, first, second) = expected();
+    for group in [None, Some("$direct")] {
+        let read = read_with(&browser, group).await;
+        assert!(read.get("error").is_none(), "{group:?}: {read}");
+        let counted = match &read["count"] {
+            Value::String(s) => s.parse().expect("a count"),
+            other => other.as_u64().expect("a count") as usize,
+        };
+        assert_eq!(counted, count, "{group:?}: {read}");
+        assert_eq!(ids(&read["first"]), first, "{group:?}: {read}");
+        assert_eq!(ids(&read["second"]), second, "{group:?}: {read}");
+        for row in read["first"].as_array().expect("rows") {
+            let id = ids(&json!([row]))[0];
+            let category = CATEGORIES[usize::try_from(id % 3).expect("small")].1;
+            assert_eq!(row["category"]["name"], json!(category), "{group:?}: {row}");
+        }
+        assert_eq!(read["entity"]["name"], json!("item 03"), "{group:?}: {read}");
+        assert_eq!(read["entity"]["category"]["name"], json!("tools"), "{group:?}");
+        let batches = read["batches"].as_u64().expect("a number");
+        match group {
+            None => assert!(batches > 0, "the default settings sent no $batch: {read}"),
+            Some(_) => assert_eq!(batches, 0, "$direct sent a $batch: {read}"),
+        }
+    }
+    drop(browser);
+    shutdown.notify();
+}
