@@ -1,53 +1,108 @@
 #!/usr/bin/env bash
-# OData collection benchmark: Gatehouse's /odata routes against the SAP CAP
-# OData v4 peer (../shared/bench/cap), both started by this script in the same
-# run, on the peer's four reference queries (its scripts/bench.sh) with equal
-# page sizes and the same data (../shared/bench/gen_items.py, loaded into an
-# `items` table with the peer's indexes by bench/odata_data.py).
+# OData collection benchmark on SQLite, PostgreSQL and MariaDB: Gatehouse's
+# /odata routes on each engine against the SAP CAP OData v4 peer served from
+# PostgreSQL (../shared/bench/cap, PEER_DB=postgres), and against each
+# engine's own limit on the same statements, all in one run, on the peer's
+# four reference queries (its scripts/bench.sh) with equal page sizes and the
+# same rows (../shared/bench/gen_items.py, with the peer's two indexes and
+# ANALYZE: bench/odata_data.py writes a SQLite file per size,
+# bench/odata_engines_data.py the PostgreSQL and MariaDB databases gh_bench
+# (100,000 rows) and gh_bench_<rows> (other sizes), loaded by COPY / LOAD DATA).
 #
 #   bash bench/odata.sh
 #
-# For each table size and query, ROUNDS rounds of: wrk -t2 -c16 --latency
-# against the peer, the same against Gatehouse, then the raw-SQL limit
-# (bench/odata_raw.rs: the SQL Gatehouse generates on the same pool, no HTTP)
-# and the same with each page written as JSON by Gatehouse's encoder (--json),
-# so that every ratio compares measurements taken seconds apart (this
-# machine's speed drifts); medians are reported. Then every query at 64
-# connections against Gatehouse alone, with its peak RSS (VmHWM). The peer
-# serves 100,000 rows only (its run.sh), so other sizes measure Gatehouse and
-# the raw limit alone.
+# Phase "bench":
+#   - ROUNDS rounds at 100,000 rows. In each, per engine: one Gatehouse
+#     process is started on that engine (never two at once; stopped after),
+#     then per query: wrk against the peer, wrk against Gatehouse, then the
+#     engine's limit, each seconds after the other so that every per-round
+#     ratio compares neighbouring measurements (this machine's speed drifts).
+#     Every wrk run is -t2 -c16 -dDURATION --latency --timeout WRK_TIMEOUT
+#     after a WARMUP run of the same URL.
+#   - The limit: the exact statement Gatehouse sends for the query (same
+#     text, same values; for $count=true the one statement carrying the
+#     count as its last column "__count"), printed by the release example
+#     bench/odata_raw.rs from the library's own parse_query/PagePlan/
+#     fetch_query, at 16 clients:
+#       PostgreSQL: pgbench -M prepared -n -c16 -j2 -T<DURATION> with a script
+#         file holding the statement, its values written in as literals
+#         (after a WARMUP-long pgbench run), tps;
+#       MariaDB: mariadb-slap --concurrency=16 on the same statement with its
+#         values written in (text protocol, every row fetched); the number of
+#         queries is sized from a 16-query calibration and a WARMUP-long run
+#         so that the measurement lasts about DURATION; queries / seconds;
+#       SQLite: odata_raw itself: the statement on Gatehouse's own SQLite read
+#         threads, 16 tasks on 2 threads, every column read, no HTTP or JSON,
+#         DURATION after its own 1 s warm-up; statements per second.
+#   - Other SIZES (e.g. 1,000,000 rows): in the first ROUNDS_LARGE rounds,
+#     right after the engine's 100,000-row part, its own Gatehouse process on
+#     that size, every query (wrk as above, Gatehouse alone: the peer serves
+#     100,000 rows only) and the limit at that size.
+#   - Then per engine at 100,000 rows: a fresh Gatehouse, every query at 64
+#     connections against it alone; its peak RSS (VmHWM) after those runs.
+#   - In round 1, before its measurements, each Gatehouse is checked to
+#     answer the same entities and @odata.count as the peer (at other sizes:
+#     its rows), and each limit statement is run once with the engine's client
+#     (rows returned, __count); warnings, not failures: see results.md.
+#   Medians over rounds of req/s, p50 and p99; ratios are medians of
+#   per-round ratios. The peer stops at the end of this phase.
+# Phase "plans" (PostgreSQL and MariaDB, 100,000 rows): one Gatehouse request
+#   per query with the statements logged (PostgreSQL: log_min_duration_statement
+#   = 0 and auto_explain with ANALYZE for new sessions, via ALTER SYSTEM;
+#   MariaDB: general_log into mysql.general_log), then EXPLAIN (ANALYZE) /
+#   ANALYZE of the logged statements, and a check that they are the
+#   statements the limit runs (bench/odata_engines_plans.py). Every server
+#   setting is put back afterwards, also on failure; the script refuses to
+#   start the PostgreSQL part if postgresql.auto.conf already sets one of them.
 #
 # Environment (defaults):
-#   SIZES="100000"         table sizes, e.g. SIZES="100000 1000000"
-#   ROUNDS=3 DURATION=10s  rounds and length of each wrk run; WARMUP=3s per query and server
-#   RAW_SECONDS=10         length of each raw-SQL measurement
-#   SKIP_BUILD=1           use the existing release binaries
-#   FRESH_DATA=1           rebuild the data files even if they look complete
-#   GH_PORT=8710 PEER_PORT=4004 PEER_DIR=/tmp/cap-peer PEER_SRC=../shared/bench/cap
-#   PAGE_SIZE              default: the number of rows the peer's /Items returns
-# Output: stdout, and target/bench-odata/<timestamp>/ (results.md, every wrk
-# output, server logs); data files are kept in target/bench-odata/data/.
+#   PHASES="bench plans"  ENGINES="sqlite postgres mariadb"
+#   SIZES="100000 1000000" (must include 100000 for the peer comparison)
+#   ROUNDS=3  ROUNDS_LARGE=2 (rounds at sizes other than 100000)
+#   DURATION=8s  WARMUP=2s  (whole seconds)  WRK_TIMEOUT=30s
+#   TARGET_DIR=/work/target-release  SKIP_BUILD=1: do not run
+#     `CARGO_TARGET_DIR=$TARGET_DIR cargo build --release --bin gatehouse --example odata_raw`
+#   GH_BIN=$TARGET_DIR/release/gatehouse  RAW_BIN=$TARGET_DIR/release/examples/odata_raw
+#   FRESH_DATA=1  reload every data set even if it looks complete (also gives a
+#     different Gatehouse build databases free of this build's migrations)
+#   GH_PORT=8711 PEER_PORT=4005 PEER_DIR=/tmp/cap-peer-pg PEER_SRC=../shared/bench/cap
+#   PAGE_SIZE  default: the rows in the peer's default page of /Items (1000
+#     when the peer is not started); Gatehouse's pagination.default and .max
+#   PG_LOG=/var/log/postgresql/postgresql-15-main.log (the server's stderr log)
+# Output: bench/out/odata-<timestamp>/ (results.md, plans.md, statements in
+# sql/, every wrk/pgbench/mariadb-slap/odata_raw output, runs.tsv, server
+# logs and configs); results.md is also copied to bench/out/odata-latest.md.
+# Data: bench/out/data/ (SQLite files). All of bench/out is ignored by git.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
-SIZES="${SIZES:-100000}"
+PHASES="${PHASES:-bench plans}"
+ENGINES="${ENGINES:-sqlite postgres mariadb}"
+SIZES="${SIZES:-100000 1000000}"
 ROUNDS="${ROUNDS:-3}"
-DURATION="${DURATION:-10s}"
-WARMUP="${WARMUP:-3s}"
-RAW_SECONDS="${RAW_SECONDS:-10}"
+ROUNDS_LARGE="${ROUNDS_LARGE:-2}"
+DURATION="${DURATION:-8s}"
+WARMUP="${WARMUP:-2s}"
+WRK_TIMEOUT="${WRK_TIMEOUT:-30s}"
+TARGET_DIR="${TARGET_DIR:-/work/target-release}"
+GH_BIN="${GH_BIN:-$TARGET_DIR/release/gatehouse}"
+RAW_BIN="${RAW_BIN:-$TARGET_DIR/release/examples/odata_raw}"
+GH_PORT="${GH_PORT:-8711}"
+PEER_PORT="${PEER_PORT:-4005}"
+PEER_DIR="${PEER_DIR:-/tmp/cap-peer-pg}"
+PEER_SRC="$(cd "${PEER_SRC:-$ROOT/../shared/bench/cap}" && pwd)"
+PG_LOG="${PG_LOG:-/var/log/postgresql/postgresql-15-main.log}"
 CONNS=16
 RSS_CONNS=64
 THREADS=2
-GH_PORT="${GH_PORT:-8710}"
-PEER_PORT="${PEER_PORT:-4004}"
-PEER_DIR="${PEER_DIR:-/tmp/cap-peer}"
-PEER_SRC="$(cd "${PEER_SRC:-$ROOT/../shared/bench/cap}" && pwd)"
-PEER_ROWS=100000
+BASE_ROWS=100000 # the peer's size
 PEER_BASE="http://127.0.0.1:$PEER_PORT/odata/v4/catalog"
 GH_BASE="http://127.0.0.1:$GH_PORT/odata"
-DATA="$ROOT/target/bench-odata/data"
-OUT="$ROOT/target/bench-odata/$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$OUT" "$DATA"
+PG=(-h 127.0.0.1 -p 5432 -U postgres)
+PSQL=(psql "${PG[@]}" -X -qAt -v ON_ERROR_STOP=1)
+MYSQL=(mariadb -h 127.0.0.1 -P 3306 -u root -N -B)
+DATA="$ROOT/bench/out/data"
+OUT="$ROOT/bench/out/odata-$(date +%Y%m%d-%H%M%S)"
 
 NAMES=(q1-default-page q2-filter-orderby-top200 q3-count-top50 q4-skip90000-top100)
 QUERIES=(
@@ -61,142 +116,176 @@ url() { # url BASE INDEX
   if [[ -n "$q" ]]; then echo "$1/Items?$q"; else echo "$1/Items"; fi
 }
 die() { echo "odata.sh: $*" >&2; exit 1; }
+has() { [[ " $1 " == *" $2 "* ]]; } # has LIST WORD
+secs() { # whole seconds of "8s" / "8"
+  local v="${1%s}"
+  [[ "$v" =~ ^[0-9]+$ && "$v" -gt 0 ]] || die "durations are whole seconds (8s or 8), not '$1'"
+  echo "$v"
+}
+DURATION_S="$(secs "$DURATION")"
+WARMUP_S="$(secs "$WARMUP")"
+for e in $ENGINES; do
+  [[ "$e" =~ ^(sqlite|postgres|mariadb)$ ]] || die "unknown engine '$e' (sqlite, postgres, mariadb)"
+done
+for s in $SIZES; do [[ "$s" =~ ^[0-9]+$ ]] || die "SIZES are row counts, not '$s'"; done
+for p in $PHASES; do [[ "$p" =~ ^(bench|plans)$ ]] || die "unknown phase '$p' (bench, plans)"; done
 
-for tool in wrk curl python3; do
-  command -v "$tool" >/dev/null || die "$tool is required (apt-get install -y $tool)"
+tools=(curl python3)
+has "$PHASES" bench && tools+=(wrk)
+if has "$ENGINES" postgres; then tools+=(psql); has "$PHASES" bench && tools+=(pgbench); fi
+if has "$ENGINES" mariadb; then tools+=(mariadb); has "$PHASES" bench && tools+=(mariadb-slap); fi
+for tool in "${tools[@]}"; do
+  command -v "$tool" >/dev/null || die "$tool is required (wrk: apt-get install wrk; pgbench: postgresql-client; mariadb, mariadb-slap: mariadb-client)"
 done
 [[ -x "$PEER_SRC/run.sh" ]] || die "no CAP peer at $PEER_SRC"
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
-  cargo build --release --quiet --bin gatehouse --example odata_raw
+  echo "== building the release binaries into $TARGET_DIR"
+  CARGO_TARGET_DIR="$TARGET_DIR" cargo build --release --quiet --bin gatehouse --example odata_raw
 fi
-BIN="$ROOT/target/release/gatehouse"
-RAW="$ROOT/target/release/examples/odata_raw"
-[[ -x "$BIN" && -x "$RAW" ]] || die "release binaries missing (run without SKIP_BUILD=1)"
+[[ -x "$GH_BIN" ]] || die "no Gatehouse binary at $GH_BIN (set GH_BIN, or run without SKIP_BUILD=1)"
+[[ -x "$RAW_BIN" ]] || die "no odata_raw binary at $RAW_BIN (set RAW_BIN, or run without SKIP_BUILD=1)"
+mkdir -p "$OUT/sql" "$DATA"
+echo "output: $OUT"
 
-# --- servers: only the PIDs started here are ever stopped -------------------
+# --- clean-up: only what this script started or changed ------------------------
 PEER_STARTED=0
 GH_PID=""
-cleanup() {
+PG_CHANGED=0
+MY_CHANGED=0
+MY_GENERAL_LOG=""
+MY_LOG_OUTPUT=""
+MY_LOG_ROWS=""
+stop_gh() {
   if [[ -n "$GH_PID" ]] && kill -0 "$GH_PID" 2>/dev/null; then
     kill "$GH_PID" 2>/dev/null || true
     wait "$GH_PID" 2>/dev/null || true
   fi
+  GH_PID=""
+}
+stop_peer() {
   if [[ "$PEER_STARTED" == 1 ]]; then
     PEER_DIR="$PEER_DIR" "$PEER_SRC/stop.sh" >/dev/null || true
+    PEER_STARTED=0
   fi
 }
+PG_SETTINGS=(log_min_duration_statement session_preload_libraries auto_explain.log_min_duration
+  auto_explain.log_analyze auto_explain.log_buffers)
+pg_restore_settings() {
+  if [[ "$PG_CHANGED" == 1 ]]; then
+    local args=() s
+    for s in "${PG_SETTINGS[@]}"; do args+=(-c "ALTER SYSTEM RESET $s"); done
+    "${PSQL[@]}" -d postgres -c "LOAD 'auto_explain'" "${args[@]}" -c "SELECT pg_reload_conf()" >/dev/null ||
+      echo "odata.sh: WARNING: could not reset the PostgreSQL settings (${PG_SETTINGS[*]})" >&2
+    PG_CHANGED=0
+  fi
+}
+my_restore_settings() {
+  if [[ "$MY_CHANGED" == 1 ]]; then
+    "${MYSQL[@]}" -e "SET GLOBAL general_log = $MY_GENERAL_LOG; SET GLOBAL log_output = '$MY_LOG_OUTPUT'" ||
+      echo "odata.sh: WARNING: could not restore general_log=$MY_GENERAL_LOG, log_output=$MY_LOG_OUTPUT" >&2
+    # The log table held nothing before: leave it empty again.
+    [[ "$MY_LOG_ROWS" == 0 ]] && { "${MYSQL[@]}" -e "TRUNCATE TABLE mysql.general_log" || true; }
+    MY_CHANGED=0
+  fi
+}
+cleanup() {
+  stop_gh
+  pg_restore_settings
+  my_restore_settings
+  stop_peer
+}
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-if [[ -f "$PEER_DIR/pid" ]] && kill -0 "$(cat "$PEER_DIR/pid")" 2>/dev/null; then
-  die "a CAP peer is already running (pid $(cat "$PEER_DIR/pid")); stop it with PEER_DIR=$PEER_DIR $PEER_SRC/stop.sh, or set PEER_DIR/PEER_PORT"
-fi
-echo "== starting the CAP peer (PEER_DIR=$PEER_DIR, port $PEER_PORT)"
-PEER_STARTED=1
-PEER_DIR="$PEER_DIR" PORT="$PEER_PORT" HOST=127.0.0.1 "$PEER_SRC/run.sh"
-PEER_PID="$(cat "$PEER_DIR/pid")"
-
-if [[ -z "${PAGE_SIZE:-}" ]]; then
-  PAGE_SIZE="$(curl -fsS "$(url "$PEER_BASE" 0)" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["value"]))')"
-fi
-echo "page size: $PAGE_SIZE (rows in the peer's default page of /Items; Gatehouse's pagination.default and .max are set to it)"
-
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-machine_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat; } # busy total
-hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
-HZ="$(getconf CLK_TCK)"
-RUNS="$OUT/runs.tsv"   # size server query round conns server-cpu% machine-busy% file (server "raw": the raw-SQL limit)
-printf 'size\tserver\tquery\tround\tconns\tcpu\tbusy\tfile\n' >"$RUNS"
-FACTS="$OUT/facts.tsv" # size key value
-: >"$FACTS"
-
-bench() { # bench SIZE SERVER PID BASE QUERY_INDEX ROUND CONNS
-  local size=$1 server=$2 pid=$3 base=$4 q=$5 round=$6 conns=$7
-  local file="$OUT/$size-$server-${NAMES[$q]}-c$conns-r$round.txt"
-  local c0 c1 t0 t1 m0 m1 cpu busy
-  c0=$(cpu_ticks "$pid"); m0=$(machine_ticks); t0=$(date +%s.%N)
-  wrk -t"$THREADS" -c"$conns" -d"$DURATION" --latency "$(url "$base" "$q")" >"$file"
-  c1=$(cpu_ticks "$pid"); m1=$(machine_ticks); t1=$(date +%s.%N)
-  cpu=$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$HZ" 'BEGIN {printf "%.0f", 100 * (b - a) / hz / (e - s)}')
-  busy=$(echo "$m0 $m1" | awk '{printf "%.0f", 100 * ($3 - $1) / ($4 - $2)}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$server" "${NAMES[$q]}" "$round" "$conns" "$cpu" "$busy" "$file" >>"$RUNS"
-  printf '  %-9s %-26s r%s c%-3s %s  server cpu %s%%, machine %s%% busy\n' "$server" "${NAMES[$q]}" "$round" "$conns" \
-    "$(awk '/Requests\/sec/ {printf "%8.1f req/s", $2} $1 == "50%" {p50 = $2} $1 == "99%" {p99 = $2} /Non-2xx/ {bad = "  NON-2xx: " $NF} END {printf "  p50 %s  p99 %s%s", p50, p99, bad}' "$file")" "$cpu" "$busy"
+db_name() { # db_name SIZE: the PostgreSQL/MariaDB database of that size
+  if [[ "$1" == "$BASE_ROWS" ]]; then echo gh_bench; else echo "gh_bench_$1"; fi
+}
+db_url() { # db_url ENGINE SIZE
+  case "$1" in
+    sqlite) echo "sqlite://$DATA/items-$2.db?mode=rwc" ;;
+    postgres) echo "postgres://postgres@127.0.0.1:5432/$(db_name "$2")" ;;
+    mariadb) echo "mysql://root@127.0.0.1:3306/$(db_name "$2")" ;;
+  esac
 }
 
-raw() { # raw SIZE DB QUERY_INDEX ROUND [--json]
-  local size=$1 db=$2 q=$3 round=$4 json=${5:-}
-  local kind=raw what="same SQL, no HTTP"
-  [[ -n "$json" ]] && kind=rawjson what="same SQL and JSON, no HTTP"
-  local file="$OUT/$size-$kind-${NAMES[$q]}-r$round.txt"
-  "$RAW" "$db" "$RAW_SECONDS" "$PAGE_SIZE" "q$((q + 1))" $json >"$file"
-  printf '%s\t%s\t%s\t%s\t-\t-\t-\t%s\n' "$size" "$kind" "${NAMES[$q]}" "$round" "$file" >>"$RUNS"
-  printf '  %-9s %-26s r%s      %s\n' "$kind" "${NAMES[$q]}" "$round" \
-    "$(sed -n 's/.* qps=\([0-9.]*\) .*/\1/p' "$file" | awk -v what="$what" '{printf "%8.1f queries/s (%s)", $1, what}')"
-}
+# --- data ----------------------------------------------------------------------------
+# One data set per engine and size (kept when complete, unless FRESH_DATA=1);
+# the plans phase reads the 100,000-row databases.
+DATA_SIZES=""
+has "$PHASES" bench && DATA_SIZES="$SIZES"
+has "$PHASES" plans && ! has "$DATA_SIZES" "$BASE_ROWS" && DATA_SIZES="$DATA_SIZES $BASE_ROWS"
+servers=()
+for e in postgres mariadb; do has "$ENGINES" "$e" && servers+=("$e"); done
+fresh=(); [[ "${FRESH_DATA:-0}" == 1 ]] && fresh=(--force)
+for size in $DATA_SIZES; do
+  if has "$ENGINES" sqlite; then
+    python3 bench/odata_data.py --rows "$size" --db "$DATA/items-$size.db" "${fresh[@]}"
+  fi
+  if ((${#servers[@]})); then
+    python3 bench/odata_engines_data.py --rows "$size" --db "$(db_name "$size")" \
+      --engines "$(IFS=,; echo "${servers[*]}")" "${fresh[@]}"
+  fi
+done
 
-# Compares the entity keys (and counts) both servers answer, so that both do
-# the same work; prints body sizes.
-check_same() { # check_same SIZE
-  local size=$1 q peer_url gh_url
-  for q in "${!QUERIES[@]}"; do
-    gh_url="$(url "$GH_BASE" "$q")"
-    curl -sS -o "$OUT/$size-gatehouse-${NAMES[$q]}.json" "$gh_url"
-    if [[ "$size" == "$PEER_ROWS" ]]; then
-      peer_url="$(url "$PEER_BASE" "$q")"
-      curl -fsS -o "$OUT/$size-peer-${NAMES[$q]}.json" "$peer_url"
-    fi
-    python3 - "$OUT/$size-gatehouse-${NAMES[$q]}.json" "$OUT/$size-peer-${NAMES[$q]}.json" "${NAMES[$q]}" "$size" "$PEER_ROWS" <<'EOF'
-import json, os, sys
-gh_file, peer_file, name, size, peer_rows = sys.argv[1:6]
-def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        return json.loads(raw), len(raw)
-    except ValueError:
-        sys.exit("odata.sh: %s: Gatehouse did not answer JSON: %r" % (name, raw[:300]))
-gh, gh_len = load(gh_file)
-if "value" not in gh:
-    sys.exit("odata.sh: %s: Gatehouse answered %s" % (name, json.dumps(gh)[:300]))
-ids = [e.get("ID") for e in gh["value"]]
-line = "  %-26s gatehouse %3d rows %7d B" % (name, len(ids), gh_len)
-if size == peer_rows:
-    peer, peer_len = load(peer_file)
-    pids = [e.get("ID") for e in peer["value"]]
-    line += " | peer %3d rows %7d B" % (len(pids), peer_len)
-    if ids != pids:
-        sys.exit("odata.sh: %s: Gatehouse and the peer answer different entities (first IDs %s vs %s)" % (name, ids[:5], pids[:5]))
-    if gh.get("@odata.count") != peer.get("@odata.count"):
-        sys.exit("odata.sh: %s: @odata.count %s vs the peer's %s" % (name, gh.get("@odata.count"), peer.get("@odata.count")))
-    if bool(gh.get("@odata.nextLink")) != bool(peer.get("@odata.nextLink")):
-        line += "  (nextLink differs: %s vs %s)" % (gh.get("@odata.nextLink"), peer.get("@odata.nextLink"))
-    line += "  same entities"
-print(line)
-EOF
+# --- the peer, on PostgreSQL ----------------------------------------------------------
+if has "$PHASES" bench && has "$SIZES" "$BASE_ROWS"; then
+  if [[ -f "$PEER_DIR/pid" ]] && kill -0 "$(cat "$PEER_DIR/pid")" 2>/dev/null; then
+    die "a CAP peer already runs from $PEER_DIR (pid $(cat "$PEER_DIR/pid")); stop it with PEER_DIR=$PEER_DIR $PEER_SRC/stop.sh, or set PEER_DIR/PEER_PORT"
+  fi
+  if curl -s -o /dev/null "http://127.0.0.1:$PEER_PORT/"; then
+    die "something already listens on port $PEER_PORT; set PEER_PORT"
+  fi
+  echo "== starting the CAP peer on PostgreSQL (PEER_DIR=$PEER_DIR, port $PEER_PORT)"
+  PEER_STARTED=1
+  PEER_DB=postgres PEER_DIR="$PEER_DIR" PORT="$PEER_PORT" HOST=127.0.0.1 "$PEER_SRC/run.sh" | grep 'run.sh:' || true
+  if ! { [[ -f "$PEER_DIR/pid" ]] && kill -0 "$(cat "$PEER_DIR/pid")" 2>/dev/null; }; then
+    die "the CAP peer did not start (see $PEER_DIR/server.log)"
+  fi
+  PEER_PID="$(cat "$PEER_DIR/pid")"
+  if [[ -z "${PAGE_SIZE:-}" ]]; then
+    PAGE_SIZE="$(curl -fsS "$(url "$PEER_BASE" 0)" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["value"]))')"
+    PAGE_NOTE="the rows in the peer's default page of /Items; "
+  fi
+fi
+if [[ -n "${PAGE_SIZE:-}" ]]; then
+  echo "page size: $PAGE_SIZE (${PAGE_NOTE:-}Gatehouse's pagination.default and .max)"
+else
+  PAGE_SIZE=1000
+  echo "page size: $PAGE_SIZE (the peer's documented default page: the peer is not started; Gatehouse's pagination.default and .max)"
+fi
+
+# --- statements: what Gatehouse sends, per engine --------------------------------------
+# sql/<engine>.txt: text and binds; sql/<engine>-<query>.sql: the statement
+# with its values written in, as pgbench / mariadb-slap run it.
+for engine in $ENGINES; do
+  "$RAW_BIN" "$(db_url "$engine" "$BASE_ROWS")" 0 "$PAGE_SIZE" >"$OUT/sql/$engine.txt"
+  "$RAW_BIN" "$(db_url "$engine" "$BASE_ROWS")" 0 "$PAGE_SIZE" --inline >"$OUT/sql/$engine-inline.tsv"
+  while IFS=$'\t' read -r name sql; do
+    case "$engine" in
+      postgres) printf '%s;\n' "$sql" >"$OUT/sql/$engine-$name.sql" ;;
+      *) printf '%s' "$sql" >"$OUT/sql/$engine-$name.sql" ;; # mariadb-slap: no delimiter
+    esac
+  done <"$OUT/sql/$engine-inline.tsv"
+  for name in "${NAMES[@]}"; do
+    [[ -s "$OUT/sql/$engine-$name.sql" ]] || die "odata_raw printed no statement for $engine $name"
   done
-}
+done
 
-for size in $SIZES; do
-  echo
-  echo "== $size rows"
-  DB="$DATA/items-$size.db"
-  python3 bench/odata_data.py --rows "$size" --db "$DB" $([[ "${FRESH_DATA:-0}" == 1 ]] && echo --force)
-
-  # Rocket configuration of the Gatehouse under test.
-  CONFIG="$OUT/Rocket-$size.toml"
-  SECRET="$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
-  cat >"$CONFIG" <<EOF
+# --- Gatehouse ------------------------------------------------------------------------
+write_config() { # write_config ENGINE SIZE
+  local secret
+  secret="$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
+  cat >"$OUT/Rocket-$1-$2.toml" <<EOF
 [release]
 address = "127.0.0.1"
 port = $GH_PORT
 base_url = "http://127.0.0.1:$GH_PORT"
-secret_key = "$SECRET"
+secret_key = "$secret"
 log_level = "off"
 
 [release.databases.main]
-url = "sqlite://$DB?mode=rwc"
+url = "$(db_url "$1" "$2")"
 
 [release.odata.pagination]
 default = $PAGE_SIZE
@@ -217,189 +306,279 @@ price = "Edm.Decimal"
 created = "Edm.DateTimeOffset"
 active = "Edm.Boolean"
 EOF
+}
+start_gh() { # start_gh ENGINE SIZE
+  local engine=$1 size=$2 status=000 log="$OUT/gatehouse-$1-$2.log"
+  [[ -z "$GH_PID" ]] || die "start_gh: a Gatehouse process is still running"
+  [[ -f "$OUT/Rocket-$engine-$size.toml" ]] || write_config "$engine" "$size"
   if curl -s -o /dev/null "http://127.0.0.1:$GH_PORT/"; then
     die "something already listens on port $GH_PORT; set GH_PORT"
   fi
-  echo "Gatehouse: $BIN serve, ROCKET_CONFIG=$CONFIG (Items public: no credentials sent)"
-  ROCKET_CONFIG="$CONFIG" ROCKET_PROFILE=release RUST_LOG=warn \
-    "$BIN" serve >"$OUT/gatehouse-$size.log" 2>&1 &
+  echo "--- $(date +%H:%M:%S) start" >>"$log"
+  ROCKET_CONFIG="$OUT/Rocket-$engine-$size.toml" ROCKET_PROFILE=release RUST_LOG=warn \
+    "$GH_BIN" serve >>"$log" 2>&1 &
   GH_PID=$!
-  status=000
   for _ in $(seq 1 300); do
-    kill -0 "$GH_PID" 2>/dev/null || { tail -20 "$OUT/gatehouse-$size.log" >&2; die "Gatehouse exited at start (log above)"; }
+    kill -0 "$GH_PID" 2>/dev/null || { tail -20 "$log" >&2; GH_PID=""; die "Gatehouse ($engine, $size rows) exited at start (log above)"; }
     status=$(curl -s -o /dev/null -w '%{http_code}' "$GH_BASE/Items?\$top=1" || true)
     [[ "$status" != 000 ]] && break
     sleep 0.1
   done
   case "$status" in
     200) ;;
-    000) die "Gatehouse did not answer on port $GH_PORT within 30 s" ;;
-    404) die "GET /odata/Items answers 404: this build has no OData collection routes or did not declare the Items set from configuration" ;;
-    *) curl -s "$GH_BASE/Items?\$top=1" | head -c 400 >&2; echo >&2; die "GET /odata/Items?\$top=1 answers $status" ;;
+    000) die "Gatehouse ($engine, $size rows) did not answer on port $GH_PORT within 30 s" ;;
+    404) die "Gatehouse ($engine): GET /odata/Items answers 404: no OData routes, or the Items set was not declared" ;;
+    *) curl -s "$GH_BASE/Items?\$top=1" | head -c 400 >&2; echo >&2; die "Gatehouse ($engine, $size rows): GET /odata/Items?\$top=1 answers $status" ;;
   esac
-  printf '%s\tgatehouse_rss_idle_kb\t%s\n' "$size" "$(rss_kb "$GH_PID")" >>"$FACTS"
-  check_same "$size"
+}
 
-  SERVERS=(gatehouse)
-  [[ "$size" == "$PEER_ROWS" ]] && SERVERS=(peer gatehouse)
-  echo "warm-up $WARMUP per query and server"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+HZ="$(getconf CLK_TCK)"
+RUNS="$OUT/runs.tsv"   # one line per measurement; server: peer, gatehouse or limit
+printf 'size\tengine\tserver\tquery\tround\tconns\tcpu\tfile\n' >"$RUNS"
+FACTS="$OUT/facts.tsv" # size engine key value
+: >"$FACTS"
+CHECKS="$OUT/checks.txt"
+: >"$CHECKS"
+fact() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$FACTS"; }
+
+bench() { # bench SIZE ENGINE SERVER PID BASE QUERY_INDEX ROUND CONNS
+  local size=$1 engine=$2 server=$3 pid=$4 base=$5 q=$6 round=$7 conns=$8
+  local file="$OUT/$size-$engine-$server-${NAMES[$q]}-c$conns-r$round.txt"
+  local c0 c1 t0 t1 cpu
+  wrk -t"$THREADS" -c"$conns" -d"$WARMUP" --timeout "$WRK_TIMEOUT" "$(url "$base" "$q")" >"$file.warmup"
+  c0=$(cpu_ticks "$pid"); t0=$(date +%s.%N)
+  wrk -t"$THREADS" -c"$conns" -d"$DURATION" --timeout "$WRK_TIMEOUT" --latency "$(url "$base" "$q")" >"$file"
+  c1=$(cpu_ticks "$pid"); t1=$(date +%s.%N)
+  cpu=$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$HZ" 'BEGIN {printf "%.0f", 100 * (b - a) / hz / (e - s)}')
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$engine" "$server" "${NAMES[$q]}" "$round" "$conns" "$cpu" "$file" >>"$RUNS"
+  printf '  %-8s %-9s %-26s r%s c%-3s %s  server cpu %s%%\n' "$engine" "$server" "${NAMES[$q]}" "$round" "$conns" \
+    "$(awk '/Requests\/sec/ {printf "%8.1f req/s", $2} $1 == "50%" {p50 = $2} $1 == "99%" {p99 = $2} /Non-2xx/ {bad = "  NON-2xx: " $NF} /Socket errors/ {bad = bad "  " $0} END {printf "  p50 %s  p99 %s%s", p50, p99, bad}' "$file")" "$cpu"
+}
+
+# mariadb-slap: QUERIES statements over CONNS clients (QUERIES / CONNS each,
+# every row fetched); appends its output to FILE, prints the seconds taken.
+slap() { # slap DATABASE SQL_FILE QUERIES FILE
+  mariadb-slap -h 127.0.0.1 -P 3306 -u root --create-schema="$1" --no-drop --concurrency="$CONNS" \
+    --iterations=1 --number-of-queries="$3" --query="$2" >>"$4" 2>&1 || return 1
+  sed -n 's/.*Average number of seconds to run all queries: \([0-9.]*\) seconds.*/\1/p' "$4" | tail -1
+}
+sized() { # sized QUERIES SECONDS TARGET_SECONDS: the multiple of CONNS taking about TARGET_SECONDS
+  awk -v n="$1" -v s="$2" -v t="$3" -v c="$CONNS" 'BEGIN {
+    rate = (s > 0 ? n / s : 1000 * n); m = c * int(rate * t / c + 0.5); print (m < c ? c : m) }'
+}
+
+# The engine's own limit on the statement of query Q; the file's last line is
+# "limit qps=<statements per second>".
+limit() { # limit SIZE ENGINE QUERY_INDEX ROUND
+  local size=$1 engine=$2 q=$3 round=$4 name=${NAMES[$3]}
+  local file="$OUT/$size-$engine-limit-$name-r$round.txt" sqlf="$OUT/sql/$engine-$name.sql" db qps
+  db="$(db_name "$size")"
+  case "$engine" in
+    sqlite)
+      "$RAW_BIN" "$DATA/items-$size.db" "$DURATION_S" "$PAGE_SIZE" "q$((q + 1))" >"$file" 2>&1 ||
+        { tail -5 "$file" >&2; die "odata_raw failed on $name"; }
+      qps=$(sed -n 's/.* qps=\([0-9.]*\) .*/\1/p' "$file")
+      ;;
+    postgres)
+      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$WARMUP_S" -f "$sqlf" "$db" >"$file.warmup" 2>&1 ||
+        { tail -5 "$file.warmup" >&2; die "pgbench failed on $name"; }
+      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$DURATION_S" -f "$sqlf" "$db" >"$file" 2>&1 ||
+        { tail -5 "$file" >&2; die "pgbench failed on $name"; }
+      qps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$file")
+      ;;
+    mariadb)
+      local n secs
+      # Calibration (one statement per client), a warm-up of about WARMUP,
+      # then the measurement, sized from the warm-up to last about DURATION.
+      : >"$file"
+      secs=$(slap "$db" "$sqlf" "$CONNS" "$file") || { tail -5 "$file" >&2; die "mariadb-slap failed on $name"; }
+      n=$(sized "$CONNS" "$secs" "$WARMUP_S")
+      secs=$(slap "$db" "$sqlf" "$n" "$file") || { tail -5 "$file" >&2; die "mariadb-slap failed on $name"; }
+      n=$(sized "$n" "$secs" "$DURATION_S")
+      secs=$(slap "$db" "$sqlf" "$n" "$file") || { tail -5 "$file" >&2; die "mariadb-slap failed on $name"; }
+      qps=$(awk -v s="$secs" -v n="$n" 'BEGIN {if (s > 0) printf "%.1f", n / s}')
+      echo "measured: $n queries in $secs s" >>"$file"
+      ;;
+  esac
+  [[ -n "$qps" ]] || { tail -5 "$file" >&2; die "limit $engine $name: no figure (see $file)"; }
+  echo "limit qps=$qps" >>"$file"
+  printf '%s\t%s\tlimit\t%s\t%s\t%s\t-\t%s\n' "$size" "$engine" "$name" "$round" "$CONNS" "$file" >>"$RUNS"
+  printf '  %-8s %-9s %-26s r%s c%-3s %8.1f statements/s\n' "$engine" limit "$name" "$round" "$CONNS" "$qps"
+}
+
+# Same entities and count as the peer (at the peer's size), else the rows
+# answered; warns instead of failing. Then each limit statement once through
+# the engine's client: rows returned.
+check() { # check ENGINE SIZE
+  local engine=$1 size=$2 q peer_file gh_file
   for q in "${!QUERIES[@]}"; do
-    for server in "${SERVERS[@]}"; do
-      base=$GH_BASE; [[ $server == peer ]] && base=$PEER_BASE
-      wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" "$(url "$base" "$q")" >/dev/null
-    done
-  done
-  echo "SQL Gatehouse generates (run by bench/odata_raw.rs for the raw limit):"
-  "$RAW" "$DB" 0 "$PAGE_SIZE" | sed -n 's/^# /  /p'
-  echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency and ${RAW_SECONDS}s raw SQL, $ROUNDS interleaved rounds"
-  for q in "${!QUERIES[@]}"; do
-    for round in $(seq 1 "$ROUNDS"); do
-      for server in "${SERVERS[@]}"; do
-        if [[ $server == peer ]]; then
-          bench "$size" peer "$PEER_PID" "$PEER_BASE" "$q" "$round" "$CONNS"
-        else
-          bench "$size" gatehouse "$GH_PID" "$GH_BASE" "$q" "$round" "$CONNS"
-        fi
-      done
-      raw "$size" "$DB" "$q" "$round"
-      raw "$size" "$DB" "$q" "$round" --json
-    done
-  done
-  printf '%s\tgatehouse_hwm_c%s_kb\t%s\n' "$size" "$CONNS" "$(hwm_kb "$GH_PID")" >>"$FACTS"
-  [[ "$size" == "$PEER_ROWS" ]] && printf '%s\tpeer_hwm_kb\t%s\n' "$size" "$(hwm_kb "$PEER_PID")" >>"$FACTS"
-
-  echo "Gatehouse alone at $RSS_CONNS connections"
-  for q in "${!QUERIES[@]}"; do
-    bench "$size" gatehouse "$GH_PID" "$GH_BASE" "$q" 1 "$RSS_CONNS"
-  done
-  printf '%s\tgatehouse_hwm_c%s_kb\t%s\n' "$size" "$RSS_CONNS" "$(hwm_kb "$GH_PID")" >>"$FACTS"
-  kill "$GH_PID"; wait "$GH_PID" 2>/dev/null || true; GH_PID=""
-done
-
-# --- report --------------------------------------------------------------------
-python3 - "$OUT" "$PEER_ROWS" "$PAGE_SIZE" "$CONNS" "$RSS_CONNS" "$DURATION" "$ROUNDS" "$RAW_SECONDS" >"$OUT/results.md" <<'EOF'
-import csv, os, re, statistics, sys
-out, peer_rows, page, conns, rss_conns, duration, rounds, raw_seconds = sys.argv[1:9]
-NAMES = ["q1-default-page", "q2-filter-orderby-top200", "q3-count-top50", "q4-skip90000-top100"]
-UNIT = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
-
-def ms(text):
-    m = re.fullmatch(r"([0-9.]+)(us|ms|s|m)", text)
-    return float(m.group(1)) * UNIT[m.group(2)] if m else float("nan")
-
-def parse(path):
-    r = {"rps": float("nan"), "p50": float("nan"), "p99": float("nan"), "bad": 0, "err": 0}
-    for line in open(path):
-        f = line.split()
-        if line.startswith("Requests/sec"):
-            r["rps"] = float(f[1])
-        elif f[:1] == ["50%"]:
-            r["p50"] = ms(f[1])
-        elif f[:1] == ["99%"]:
-            r["p99"] = ms(f[1])
-        elif "Non-2xx" in line:
-            r["bad"] = int(f[-1])
-        elif line.lstrip().startswith("Socket errors"):
-            r["err"] = sum(int(x) for x in re.findall(r"\d+", line))
-    return r
-
-runs = {}
-for row in csv.DictReader(open(os.path.join(out, "runs.tsv")), delimiter="\t"):
-    if row["server"] in ("raw", "rawjson"):
-        text = open(row["file"]).read()
-        m = re.search(r" qps=([0-9.]+)", text)
-        r = {"rps": float(m.group(1)) if m else float("nan")}
+    gh_file="$OUT/check-$engine-$size-${NAMES[$q]}.json"
+    peer_file="$OUT/check-peer-${NAMES[$q]}.json"
+    curl -sS -o "$gh_file" "$(url "$GH_BASE" "$q")"
+    if [[ "$size" == "$BASE_ROWS" && "$PEER_STARTED" == 1 && ! -f "$peer_file" ]]; then
+      curl -fsS -o "$peer_file" "$(url "$PEER_BASE" "$q")"
+    fi
+    [[ "$size" == "$BASE_ROWS" ]] || peer_file=""
+    python3 - "$gh_file" "$peer_file" "$engine $size ${NAMES[$q]}" <<'EOF' | tee -a "$CHECKS"
+import json, os, sys
+gh_file, peer_file, name = sys.argv[1:4]
+raw = open(gh_file, "rb").read()
+try:
+    gh = json.loads(raw)
+except ValueError:
+    print("- %s: WARNING: Gatehouse did not answer JSON: %r" % (name, raw[:300])); sys.exit(0)
+if "value" not in gh:
+    print("- %s: WARNING: Gatehouse answered %s" % (name, json.dumps(gh)[:300])); sys.exit(0)
+ids = [e.get("ID") for e in gh["value"]]
+line = "- %s: Gatehouse %d rows, %d B" % (name, len(ids), len(raw))
+if "@odata.count" in gh:
+    line += ", @odata.count %s" % gh["@odata.count"]
+if peer_file and os.path.exists(peer_file):
+    peer = json.load(open(peer_file, "rb"))
+    pids = [e.get("ID") for e in peer["value"]]
+    if ids != pids:
+        line += "; WARNING: entities differ from the peer's (first IDs %s vs %s)" % (ids[:5], pids[:5])
+    elif gh.get("@odata.count") != peer.get("@odata.count"):
+        line += "; WARNING: @odata.count %s vs the peer's %s" % (gh.get("@odata.count"), peer.get("@odata.count"))
     else:
-        r = parse(row["file"])
-        r["cpu"] = float(row["cpu"])
-        r["busy"] = float(row["busy"])
-    r["round"] = row["round"]
-    runs.setdefault((row["size"], row["server"], row["query"], row["conns"]), []).append(r)
-facts = {}
-for line in open(os.path.join(out, "facts.tsv")):
-    size, key, value = line.rstrip("\n").split("\t")
-    facts[(size, key)] = int(value)
-sizes = sorted({k[0] for k in runs}, key=int)
-
-def med(key, field):
-    xs = [r[field] for r in runs.get(key, [])]
-    return statistics.median(xs) if xs else None
-
-def ratio(top, bottom):
-    """Median over rounds of top/bottom, each round's pair measured seconds apart."""
-    b = {r["round"]: r["rps"] for r in runs.get(bottom, [])}
-    xs = [r["rps"] / b[r["round"]] for r in runs.get(top, []) if b.get(r["round"])]
-    return statistics.median(xs) if xs else None
-
-def fmt(x, spec="%.1f"):
-    return "—" if x is None else spec % x
-
-print("# OData benchmark: Gatehouse vs the CAP peer\n")
-busy = [r["busy"] for k, rs in runs.items() if k[1] in ("peer", "gatehouse") for r in rs]
-print("wrk -t2 -c%s -d%s --latency; %s rounds per query, each: peer, Gatehouse, raw SQL (%s s);"
-      " medians, ratios are medians of per-round ratios. Page size %s on both."
-      " Items is declared public (no credentials sent); the peer runs without authentication."
-      " Raw SQL: the statements Gatehouse generates, on the same pool, 16 tasks on 2 threads,"
-      " every column decoded, no HTTP or JSON; raw SQL+JSON: the same, each page also written as"
-      " the response's JSON by Gatehouse's row encoder (`--json`), still no HTTP. wrk shares the two cores with the server"
-      " (whole machine busy %.0f %% on median during the HTTP runs; server CPU is in %% of one core).\n"
-      % (conns, duration, rounds, raw_seconds, page, statistics.median(busy) if busy else float("nan")))
-goals = []
-for size in sizes:
-    print("## %s rows\n" % format(int(size), ","))
-    print("| query | peer req/s | peer p50 ms | peer p99 ms | Gatehouse req/s | p50 ms | p99 ms | Gatehouse / peer | raw SQL q/s | Gatehouse / raw | raw SQL+JSON q/s | SQL+JSON / raw | Gatehouse / SQL+JSON | server CPU peer / Gatehouse |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in NAMES:
-        p = (size, "peer", name, conns); g = (size, "gatehouse", name, conns); w = (size, "raw", name, "-")
-        j = (size, "rawjson", name, "-")
-        vs_peer, vs_raw = ratio(g, p), ratio(g, w)
-        json_vs_raw, vs_json = ratio(j, w), ratio(g, j)
-        bad = sum(r["bad"] + r["err"] for r in runs.get(p, []) + runs.get(g, []))
-        print("| %s%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%% / %s%% |" % (
-            name, " (%d non-2xx/errors)" % bad if bad else "",
-            fmt(med(p, "rps")), fmt(med(p, "p50"), "%.2f"), fmt(med(p, "p99"), "%.2f"),
-            fmt(med(g, "rps")), fmt(med(g, "p50"), "%.2f"), fmt(med(g, "p99"), "%.2f"),
-            fmt(vs_peer, "%.2f×"), fmt(med(w, "rps")), fmt(vs_raw and vs_raw * 100, "%.0f %%"),
-            fmt(med(j, "rps")), fmt(json_vs_raw and json_vs_raw * 100, "%.0f %%"),
-            fmt(vs_json and vs_json * 100, "%.0f %%"),
-            fmt(med(p, "cpu"), "%.0f"), fmt(med(g, "cpu"), "%.0f")))
-        if vs_peer is not None and name != NAMES[3]:
-            goals.append(("%s rows, %s: ≥ 5× the peer" % (size, name), vs_peer >= 5, "%.2f×" % vs_peer))
-        if vs_raw is not None:
-            goals.append(("%s rows, %s: ≥ 80 %% of raw SQL" % (size, name), vs_raw >= 0.8, "%.0f %%" % (vs_raw * 100)))
-    print()
-    print("Gatehouse alone at %s connections:\n" % rss_conns)
-    print("| query | req/s | p50 ms | p99 ms |")
-    print("|---|---|---|---|")
-    for name in NAMES:
-        g = (size, "gatehouse", name, rss_conns)
-        print("| %s | %s | %s | %s |" % (name, fmt(med(g, "rps")), fmt(med(g, "p50"), "%.2f"), fmt(med(g, "p99"), "%.2f")))
-    print()
-    mb = lambda k: facts.get((size, k), 0) / 1024
-    print("Gatehouse RSS: idle %.1f MB; peak (VmHWM) %.1f MB after the %s-connection runs, %.1f MB after the %s-connection runs."
-          % (mb("gatehouse_rss_idle_kb"), mb("gatehouse_hwm_c%s_kb" % conns), conns, mb("gatehouse_hwm_c%s_kb" % rss_conns), rss_conns))
-    if (size, "peer_hwm_kb") in facts:
-        print("Peer (node) peak RSS: %.1f MB." % mb("peer_hwm_kb"))
-    print()
-    peak = mb("gatehouse_hwm_c%s_kb" % rss_conns)
-    goals.append(("%s rows: peak RSS under 64 MB at %s connections" % (size, rss_conns), 0 < peak < 64, "%.1f MB" % peak))
-
-if len(sizes) > 1:
-    print("## Page latency by table size (Gatehouse, %s connections)\n" % conns)
-    print("| query | " + " | ".join("%s rows p50 / p99 ms" % format(int(s), ",") for s in sizes) + " |")
-    print("|---|" + "---|" * len(sizes))
-    for name in NAMES:
-        cells = ["%s / %s" % (fmt(med((s, "gatehouse", name, conns), "p50"), "%.2f"),
-                              fmt(med((s, "gatehouse", name, conns), "p99"), "%.2f")) for s in sizes]
-        print("| %s | %s |" % (name, " | ".join(cells)))
-    print("\nq1, q2 and q4 read pages through the key or the (category, price) index; q3 counts the whole table.\n")
-
-print("## Goals\n")
-for what, ok, value in goals:
-    print("- %s: %s — **%s**" % (what, value, "met" if ok else "not met"))
+        line += "; same entities and count as the peer"
+print(line)
 EOF
+  done
+  local name sqlf got db
+  db="$(db_name "$size")"
+  for name in "${NAMES[@]}"; do
+    sqlf="$OUT/sql/$engine-$name.sql"
+    case "$engine" in
+      postgres) got=$("${PSQL[@]}" -d "$db" -F $'\t' -f "$sqlf" | awk -F '\t' '{n++; c = $NF} END {print n + 0, c}') ;;
+      mariadb) got=$("${MYSQL[@]}" "$db" <"$sqlf" | awk -F '\t' '{n++; c = $NF} END {print n + 0, c}') ;;
+      *) continue ;; # odata_raw reports rows= and count= with every SQLite limit run
+    esac
+    if [[ "$name" == q3-* ]]; then
+      echo "- $engine $size $name: limit statement returns ${got% *} rows, __count ${got#* }" | tee -a "$CHECKS"
+    else
+      echo "- $engine $size $name: limit statement returns ${got% *} rows" | tee -a "$CHECKS"
+    fi
+  done
+}
+
+# --- phase bench ----------------------------------------------------------------------
+if has "$PHASES" bench; then
+  echo "== bench: $ROUNDS rounds at $BASE_ROWS rows (+ $ROUNDS_LARGE at other sizes); wrk -t$THREADS -c$CONNS -d$DURATION --latency after a $WARMUP warm-up; limits at $CONNS clients"
+  start=$(date +%s)
+  for round in $(seq 1 "$ROUNDS"); do
+    echo "-- round $round ($(date +%H:%M:%S))"
+    for engine in $ENGINES; do
+      for size in $SIZES; do
+        if [[ "$size" == "$BASE_ROWS" ]]; then
+          start_gh "$engine" "$size"
+          if [[ "$round" == 1 ]]; then
+            fact "$size" "$engine" rss_idle_kb "$(rss_kb "$GH_PID")"
+            check "$engine" "$size"
+          fi
+          for q in "${!QUERIES[@]}"; do
+            [[ "$PEER_STARTED" == 1 ]] && bench "$size" "$engine" peer "$PEER_PID" "$PEER_BASE" "$q" "$round" "$CONNS"
+            bench "$size" "$engine" gatehouse "$GH_PID" "$GH_BASE" "$q" "$round" "$CONNS"
+            limit "$size" "$engine" "$q" "$round"
+          done
+        elif ((round <= ROUNDS_LARGE)); then
+          start_gh "$engine" "$size"
+          [[ "$round" == 1 ]] && check "$engine" "$size"
+          for q in "${!QUERIES[@]}"; do
+            bench "$size" "$engine" gatehouse "$GH_PID" "$GH_BASE" "$q" "$round" "$CONNS"
+            limit "$size" "$engine" "$q" "$round"
+          done
+        else
+          continue
+        fi
+        fact "$size" "$engine" "hwm_c${CONNS}_r${round}_kb" "$(hwm_kb "$GH_PID")"
+        stop_gh
+      done
+    done
+  done
+  if has "$SIZES" "$BASE_ROWS"; then
+    echo "-- Gatehouse alone at $RSS_CONNS connections, $BASE_ROWS rows ($(date +%H:%M:%S))"
+    for engine in $ENGINES; do
+      start_gh "$engine" "$BASE_ROWS"
+      for q in "${!QUERIES[@]}"; do
+        bench "$BASE_ROWS" "$engine" gatehouse "$GH_PID" "$GH_BASE" "$q" 1 "$RSS_CONNS"
+      done
+      fact "$BASE_ROWS" "$engine" "hwm_c${RSS_CONNS}_kb" "$(hwm_kb "$GH_PID")"
+      stop_gh
+    done
+  fi
+  [[ "$PEER_STARTED" == 1 ]] && fact "$BASE_ROWS" peer hwm_kb "$(hwm_kb "$PEER_PID")"
+  stop_peer
+  echo "bench phase: $(($(date +%s) - start)) s"
+
+  python3 bench/odata_report.py "$OUT" --page-size "$PAGE_SIZE" --conns "$CONNS" --rss-conns "$RSS_CONNS" \
+    --duration "$DURATION" --warmup "$WARMUP" --rounds "$ROUNDS" --rounds-large "$ROUNDS_LARGE" \
+    --base-rows "$BASE_ROWS" --engines "$ENGINES" --sizes "$SIZES" >"$OUT/results.md"
+  echo
+  cat "$OUT/results.md"
+  cp "$OUT/results.md" "$ROOT/bench/out/odata-latest.md"
+fi
+
+# --- phase plans ------------------------------------------------------------------------
+if has "$PHASES" plans; then
+  echo
+  echo "== plans: statements and plans, one request per query ($BASE_ROWS rows)"
+  PLANS="$OUT/plans.md"
+  pdb="$(db_name "$BASE_ROWS")"
+  plan_args=()
+  if has "$ENGINES" postgres; then
+    [[ -r "$PG_LOG" ]] || die "cannot read $PG_LOG (set PG_LOG)"
+    in_list=$(printf "'%s'," "${PG_SETTINGS[@]}")
+    set_already=$("${PSQL[@]}" -d postgres -c "SELECT string_agg(name, ', ') FROM pg_file_settings WHERE sourcefile LIKE '%postgresql.auto.conf' AND name IN (${in_list%,})")
+    [[ -z "$set_already" ]] || die "postgresql.auto.conf already sets $set_already: not changing it (the plans phase resets these settings afterwards)"
+    offset=$(stat -c %s "$PG_LOG")
+    PG_CHANGED=1
+    "${PSQL[@]}" -d postgres -c "LOAD 'auto_explain'" -c "ALTER SYSTEM SET log_min_duration_statement = 0" \
+      -c "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'" \
+      -c "ALTER SYSTEM SET auto_explain.log_min_duration = 0" -c "ALTER SYSTEM SET auto_explain.log_analyze = on" \
+      -c "ALTER SYSTEM SET auto_explain.log_buffers = on" -c "SELECT pg_reload_conf()" >/dev/null
+    sleep 0.5
+    start_gh postgres "$BASE_ROWS"
+    for q in "${!QUERIES[@]}"; do
+      "${PSQL[@]}" -d "$pdb" -c "SELECT 'gh-plan-marker ${NAMES[$q]}'" >/dev/null
+      curl -fsS -o /dev/null "$(url "$GH_BASE" "$q")"
+      sleep 0.3
+    done
+    "${PSQL[@]}" -d "$pdb" -c "SELECT 'gh-plan-marker end'" >/dev/null
+    stop_gh
+    pg_restore_settings
+    tail -c +"$((offset + 1))" "$PG_LOG" >"$OUT/plans-pg.log"
+    plan_args+=(--pg-log "$OUT/plans-pg.log" --pg-expect "$OUT/sql/postgres.txt")
+  fi
+  if has "$ENGINES" mariadb; then
+    MY_GENERAL_LOG=$("${MYSQL[@]}" -e "SELECT @@global.general_log")
+    MY_LOG_OUTPUT=$("${MYSQL[@]}" -e "SELECT @@global.log_output")
+    MY_LOG_ROWS=$("${MYSQL[@]}" -e "SELECT count(*) FROM mysql.general_log")
+    since=$("${MYSQL[@]}" -e "SELECT NOW(6)")
+    MY_CHANGED=1
+    "${MYSQL[@]}" -e "SET GLOBAL log_output = 'TABLE'; SET GLOBAL general_log = 1"
+    start_gh mariadb "$BASE_ROWS"
+    for q in "${!QUERIES[@]}"; do
+      "${MYSQL[@]}" "$pdb" -e "SELECT 'gh-plan-marker ${NAMES[$q]}'" >/dev/null
+      curl -fsS -o /dev/null "$(url "$GH_BASE" "$q")"
+      sleep 0.3
+    done
+    "${MYSQL[@]}" "$pdb" -e "SELECT 'gh-plan-marker end'" >/dev/null
+    stop_gh
+    "${MYSQL[@]}" -e "SELECT event_time, thread_id, command_type, CONVERT(argument USING utf8mb4) FROM mysql.general_log WHERE event_time >= '$since' ORDER BY event_time" >"$OUT/plans-my.tsv"
+    my_restore_settings
+    plan_args+=(--my-log "$OUT/plans-my.tsv" --my-expect "$OUT/sql/mariadb-inline.tsv")
+  fi
+  if ((${#plan_args[@]})); then
+    python3 bench/odata_engines_plans.py --db "$pdb" "${plan_args[@]}" >"$PLANS"
+    echo "plans: $PLANS"
+    grep -E '^(##|- )' "$PLANS" || true
+  else
+    echo "plans: nothing to do (PostgreSQL and MariaDB are not in ENGINES)"
+  fi
+fi
 echo
-cat "$OUT/results.md"
-cp "$OUT/results.md" "$ROOT/target/bench-odata/latest.md"
-echo
-echo "results: $OUT/results.md (wrk outputs and logs beside it)"
+echo "output: $OUT"

@@ -8,7 +8,7 @@ names and query strings are the same on both servers) and the same secondary
 indexes the peer creates after deployment (scripts/post-deploy.js), then runs
 ANALYZE. Python standard library only.
 
-  python3 bench/odata_data.py --rows 100000 --db target/bench-odata/items-100000.db
+  python3 bench/odata_data.py --rows 100000 --db bench/out/data/items-100000.db
       [--gen ../shared/bench/gen_items.py] [--csv-dir DIR] [--force]
 
 An existing file holding the right row count and indexes is kept unless

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What each engine is asked: statements and plans for bench/odata_engines.sh.
+"""What each engine is asked: statements and plans for bench/odata.sh (phase plans).
 
 Reads the statements one Gatehouse request per query sent, as logged between
 marker statements (`SELECT 'gh-plan-marker <query>'`):
@@ -10,8 +10,11 @@ marker statements (`SELECT 'gh-plan-marker <query>'`):
 then runs EXPLAIN (ANALYZE, BUFFERS) on PostgreSQL (PREPARE + EXECUTE with the
 logged parameters) and EXPLAIN + ANALYZE on MariaDB (the logged Execute text,
 parameters substituted by the server) against --db (gh_bench), and prints Markdown
-with a one-line finding per query (index used, sort or not). Standard library
-only; drives psql and mariadb.
+with a one-line finding per query (index used, sort or not).
+With --pg-expect (odata_raw's `# <query>: <text>  binds [...]` lines) and
+--my-expect (odata_raw --inline's `<query>\t<statement>` lines) it also says
+whether the logged statements are the ones the benchmark's limits run.
+Standard library only; drives psql and mariadb.
 """
 import argparse
 import re
@@ -22,6 +25,30 @@ PSQL = ["psql", "-h", "127.0.0.1", "-p", "5432", "-U", "postgres", "-X", "-q", "
 MYSQL = ["mariadb", "-h", "127.0.0.1", "-P", "3306", "-u", "root"]  # + options, database
 DB = "gh_bench"
 ENTRY = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \w+ \[(\d+)\] (\S*@\S*)? ?(\w+):  (.*)$")
+
+
+def bind_values(binds):
+    """odata_raw's `[Int(1001), Text("cat3")]` -> ['1001', 'cat3']"""
+    return [m.group(1) if m.group(1) is not None else m.group(2)
+            for m in re.finditer(r'\w+\((?:"((?:[^"\\]|\\.)*)"|([^)]*))\)', binds)]
+
+
+def pg_expected(path):
+    """{query: (text, [values])} from odata_raw's output."""
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"# (q\d[\w-]*): (.*)  binds (\[.*\])$", line.rstrip("\n"))
+        if m:
+            out[m.group(1)] = (m.group(2), bind_values(m.group(3)))
+    return out
+
+
+def my_expected(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        name, _, sql = line.rstrip("\n").partition("\t")
+        out[name] = sql
+    return out
 
 
 def sh(cmd, sql):
@@ -68,7 +95,11 @@ def pg_finding(plan):
     return "%s; %s" % (", ".join(dict.fromkeys(scans)) or "no scan", "**sort**" if sort else "no sort")
 
 
-def pg_section(path):
+def pg_unquote(param):
+    return None if param == "NULL" else param[1:-1].replace("''", "'")
+
+
+def pg_section(path, expected=None):
     entries = pg_entries(path)
     groups = by_query(entries, lambda e: e["text"])
     out = []
@@ -89,6 +120,15 @@ def pg_section(path):
         autos = [e["text"] for e in es if re.match(r"duration: [0-9.]+ ms  plan:", e["text"])]
         if not stmts:
             out.append("(no statement logged)\n")
+        if expected is not None:
+            selects = [(sql, [pg_unquote(p) for p in params]) for sql, params in stmts
+                       if re.match(r"\s*(SELECT|WITH)\b", sql, re.I)]
+            want = expected.get(name)
+            if want and selects == [want]:
+                out.append("- the limit's statement: **same** text and values as logged (one statement per request)\n")
+            else:
+                out.append("- the limit's statement: **DIFFERS** from what was logged; the limit runs\n\n```sql\n%s\n```\n"
+                           "values %s\n" % (want[0] if want else "(none)", want[1] if want else "-"))
         for sql, params in stmts:
             out.append("```sql\n%s\n```" % sql)
             if params:
@@ -133,7 +173,7 @@ def my_finding(explain):
     return "; ".join(found)
 
 
-def my_section(path):
+def my_section(path, expected=None):
     rows = my_rows(path)
     groups = by_query(rows, lambda r: r["arg"])
     out = []
@@ -147,6 +187,14 @@ def my_section(path):
             out.append("session set-up seen: %s\n" % "; ".join(dict.fromkeys(sets)))
         if not stmts:
             out.append("(no statement logged)\n")
+        if expected is not None:
+            selects = [r["arg"].strip() for r in stmts if re.match(r"\s*(SELECT|WITH)\b", r["arg"], re.I)]
+            want = expected.get(name)
+            if want and selects == [want]:
+                out.append("- the limit's statement: **same** text as logged, values substituted (one statement per request)\n")
+            else:
+                out.append("- the limit's statement: **DIFFERS** from what was logged; the limit runs\n\n```sql\n%s\n```\n"
+                           % (want or "(none)"))
         for r in stmts:
             sql = r["arg"].strip()
             out.append("```sql\n%s\n```" % sql)
@@ -160,20 +208,22 @@ def my_section(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True)
+    ap.add_argument("--build", help="a heading for the build read, if several are compared")
     ap.add_argument("--db", default="gh_bench", help="the database Gatehouse read (both engines)")
     ap.add_argument("--pg-log")
     ap.add_argument("--my-log")
+    ap.add_argument("--pg-expect", help="odata_raw's output for PostgreSQL (statements and binds)")
+    ap.add_argument("--my-expect", help="odata_raw --inline's output for MariaDB")
     a = ap.parse_args()
     global DB
     DB = a.db
-    print("## %s build\n" % a.build.upper())
+    print("## Statements and plans%s\n" % (" (%s build)" % a.build if a.build else ""))
     if a.pg_log:
         print("### PostgreSQL\n")
-        print("\n".join(pg_section(a.pg_log)))
+        print("\n".join(pg_section(a.pg_log, pg_expected(a.pg_expect) if a.pg_expect else None)))
     if a.my_log:
         print("### MariaDB\n")
-        print("\n".join(my_section(a.my_log)))
+        print("\n".join(my_section(a.my_log, my_expected(a.my_expect) if a.my_expect else None)))
 
 
 if __name__ == "__main__":

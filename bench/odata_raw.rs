@@ -1,23 +1,37 @@
-//! The raw-SQL limit of the OData benchmark (`bench/odata.sh`): the exact SQL
-//! Gatehouse generates for the four reference queries, executed on the same
-//! SQLite file through the same read threads (`Db::connect`, then its plain
-//! SQLite connections on their threads, as the OData service reads) by 16
-//! concurrent tasks on 2 runtime threads, with no HTTP and no JSON. Every row
-//! is stepped through and each column read; encoding it is not part of the
-//! limit.
+//! The statements behind the OData benchmark (`bench/odata.sh`) and the
+//! SQLite raw-SQL limit.
 //!
-//! With `--json`, each page is also written as the response body's JSON by
-//! Gatehouse's own row encoder ([`Layout`]), still without HTTP: the most an
-//! HTTP server could answer with that encoder on these cores.
+//! For the four reference queries it builds the exact statement Gatehouse
+//! sends for a request, with the library's own `parse_query`, `PagePlan` and
+//! `fetch_query` (the guest's scopes, the page size given, and for
+//! `$count=true` the count carried by the page statement as its last column
+//! `__count`: one statement per request, as the service sends it when the
+//! page starts at the first row), in the dialect of the database named.
 //!
-//! `cargo run --release --example odata_raw -- <items.db> [seconds=10] [page_size=1000] [only=q1,q3] [--json]`
+//! On SQLite it then runs them on the same file through the same read threads
+//! (`Db::connect`, then its plain SQLite connections on their threads, as the
+//! OData service reads) by 16 concurrent tasks on 2 runtime threads, with no
+//! HTTP and no JSON: every row is stepped through and each column read;
+//! encoding it is not part of the limit. With `--json`, each page is also
+//! written as the response body's JSON by Gatehouse's own row encoder
+//! ([`Layout`]), still without HTTP.
 //!
-//! Prints the SQL and binds of each query (only that when `seconds` is 0),
-//! then one line per query:
-//! `<name> qps=<queries per second> rows=<rows read per page query> count=<count or ->`
+//! PostgreSQL and MariaDB are measured by their own clients (pgbench,
+//! mariadb-slap; see bench/odata.sh): for them this only prints the
+//! statements (`seconds` must be 0) and never connects.
+//!
+//! `cargo run --release --example odata_raw -- <db> [seconds=10] [page_size=1000] [only=q1,q3] [--json] [--inline]`
+//!
+//! `<db>`: a SQLite file path, or a URL `sqlite://…`, `postgres://…`,
+//! `mysql://…` (only its scheme is used for the server engines).
+//!
+//! Prints the SQL and binds of each query as `# <name>: <text>  binds [...]`
+//! (only that when `seconds` is 0), then one line per query:
+//! `<name> qps=<queries per second> rows=<rows read> count=<count or ->`
 //! (rows read include the probe row beyond the page when more rows remain).
-//! For `$count=true` one query is the count and the page together, as one
-//! request does.
+//! With `--inline` it prints instead, and only, one line per query:
+//! `<name>\t<statement with every bind written in as a literal of the dialect>`
+//! (text and decimals as quoted strings, as they are bound).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,8 +39,8 @@ use std::time::{Duration, Instant};
 
 use gatehouse::db::{bind_numbered, Db, Dialect, ReadError};
 use gatehouse::odata::{
-    count_query, page_query, parse_query, selected_properties, EdmType, EntitySet, Layout, Model,
-    Page, PagePlan, Property, Sql,
+    fetch_query, parse_query, selected_properties, Bind, Caller, EdmType, EntitySet, Fetch, Layout,
+    Model, Page, PagePlan, Property, Scopes, Sql,
 };
 
 /// The four reference queries of the peer's `scripts/bench.sh`, as sent in
@@ -60,30 +74,22 @@ fn model() -> Model {
     )
 }
 
-/// One request's statements: the count (when `$count=true`) and the page.
+/// One request's statement: the page, carrying the count when asked.
 struct Plan {
     name: &'static str,
-    count: Option<Sql>,
     page: Sql,
+    /// Whether the last column is `__count`.
+    counted: bool,
     /// Rows the page delivers; the statement asks for one more.
     size: u64,
     /// With `--json`: how each row is written into a body.
     json: Option<Layout>,
 }
 
-/// Runs one request: the count, then the page, every column of every row
-/// read. Answers the rows read (the page, plus 1 when the probe row came)
-/// and the count.
+/// Runs one request's statement, every column of every row read. Answers
+/// the rows read (the page, plus 1 when the probe row came) and the count.
 fn run_once(conn: &rusqlite::Connection, plan: &Plan) -> Result<(u64, Option<i64>), ReadError> {
     let mut total = None;
-    if let Some(count) = &plan.count {
-        let mut stmt = conn.prepare_cached(&count.text)?;
-        bind_numbered(&mut stmt, &count.binds)?;
-        let mut rows = stmt.raw_query();
-        if let Some(row) = rows.next()? {
-            total = Some(row.get::<_, i64>(0)?);
-        }
-    }
     let mut stmt = conn.prepare_cached(&plan.page.text)?;
     bind_numbered(&mut stmt, &plan.page.binds)?;
     let columns = stmt.column_count();
@@ -92,6 +98,9 @@ fn run_once(conn: &rusqlite::Connection, plan: &Plan) -> Result<(u64, Option<i64
     // As the service sizes a page's body.
     let mut body = Vec::with_capacity(256 + 64 * plan.size.min(1000) as usize);
     while let Some(row) = rows.next()? {
+        if plan.counted && total.is_none() {
+            total = Some(row.get::<_, i64>(columns - 1)?);
+        }
         // The probe row beyond the page only tells that more rows remain.
         if n == plan.size {
             n += 1;
@@ -152,13 +161,83 @@ async fn measure(db: &Db, plan: Arc<Plan>, seconds: f64) -> Result<f64, ReadErro
     Ok(counted as f64 / elapsed)
 }
 
+/// A bound value written as a literal of `dialect`: what a client sending
+/// the statement as text (pgbench, mariadb-slap) sends for it.
+fn literal(bind: &Bind, dialect: Dialect) -> String {
+    let quoted = |t: &str| match dialect {
+        // MariaDB's default sql_mode reads a backslash as an escape.
+        Dialect::MySql => format!("'{}'", t.replace('\\', "\\\\").replace('\'', "''")),
+        _ => format!("'{}'", t.replace('\'', "''")),
+    };
+    match bind {
+        Bind::Null => "NULL".to_owned(),
+        Bind::Bool(b) => match (dialect, b) {
+            (Dialect::Sqlite, true) => "1".to_owned(),
+            (Dialect::Sqlite, false) => "0".to_owned(),
+            (_, true) => "TRUE".to_owned(),
+            (_, false) => "FALSE".to_owned(),
+        },
+        Bind::Int(i) => i.to_string(),
+        Bind::Double(d) => match dialect {
+            Dialect::Postgres => format!("CAST('{d:?}' AS DOUBLE PRECISION)"),
+            _ => format!("{d:e}"),
+        },
+        Bind::Text(t) | Bind::Decimal(t) => quoted(t),
+    }
+}
+
+/// `sql` with its placeholders (`$n` on SQLite and PostgreSQL, `?` in
+/// order on MySQL) replaced by the binds as literals. Quoted strings and
+/// identifiers are left alone.
+fn inline(sql: &Sql, dialect: Dialect) -> String {
+    let mut out = String::with_capacity(sql.text.len() + 64);
+    let mut chars = sql.text.chars().peekable();
+    let mut quote: Option<char> = None;
+    let mut next = 0usize;
+    while let Some(c) = chars.next() {
+        if let Some(q) = quote {
+            out.push(c);
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => {
+                quote = Some(c);
+                out.push(c);
+            }
+            '$' if dialect != Dialect::MySql && chars.peek().is_some_and(char::is_ascii_digit) => {
+                let mut n = 0usize;
+                while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                    n = n * 10 + d as usize;
+                    chars.next();
+                }
+                let bind = sql
+                    .binds
+                    .get(n.wrapping_sub(1))
+                    .expect("a bind per placeholder");
+                out.push_str(&literal(bind, dialect));
+            }
+            '?' if dialect == Dialect::MySql => {
+                let bind = sql.binds.get(next).expect("a bind per placeholder");
+                next += 1;
+                out.push_str(&literal(bind, dialect));
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 fn main() {
     let (flags, args): (Vec<String>, Vec<String>) =
         std::env::args().skip(1).partition(|a| a.starts_with("--"));
     let json = flags.iter().any(|f| f == "--json");
-    let Some(path) = args.first() else {
+    let inline_only = flags.iter().any(|f| f == "--inline");
+    let Some(target) = args.first() else {
         eprintln!(
-            "usage: odata_raw <items.db> [seconds=10] [page_size=1000] [only=q1,q3] [--json]"
+            "usage: odata_raw <items.db | sqlite://… | postgres://… | mysql://…> [seconds=10] [page_size=1000] [only=q1,q3] [--json] [--inline]"
         );
         std::process::exit(2);
     };
@@ -167,9 +246,28 @@ fn main() {
     let only: Option<Vec<String>> = args
         .get(3)
         .map(|s| s.split(',').map(str::to_owned).collect());
+    // A bare path is a SQLite file, opened as Gatehouse is configured to
+    // (by its absolute path: `sqlite://` takes no relative one).
+    let url = if target.contains("://") {
+        target.clone()
+    } else {
+        let path = std::env::current_dir()
+            .map(|d| d.join(target))
+            .unwrap_or_else(|_| target.into());
+        format!("sqlite://{}?mode=rwc", path.display())
+    };
+    let dialect = match Dialect::from_url(&url) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
 
     let model = model();
     let set = &model.sets[0];
+    // Items is public: wrk sends no credentials, so the caller is a guest.
+    let scopes = Scopes::for_caller(&model, &Caller::default());
     let plans: Vec<Arc<Plan>> = QUERIES
         .iter()
         .filter(|(name, _)| {
@@ -183,11 +281,15 @@ fn main() {
                 offset: plan.offset,
                 size: plan.rows,
             };
-            let size = page.size;
-            let page = page_query(&model, set, &query, page, Dialect::Sqlite).expect("page SQL");
-            let count = query
-                .count
-                .then(|| count_query(&model, set, &query, Dialect::Sqlite).expect("count SQL"));
+            let fetch = Fetch {
+                restriction: None,
+                per_value: false,
+                internal: Vec::new(),
+                page,
+                scopes: Some(&scopes),
+                count: query.count,
+            };
+            let sql = fetch_query(&model, set, &query, &fetch, dialect).expect("page SQL");
             let layout = json.then(|| {
                 Layout::new(
                     selected_properties(set, query.select.as_ref()),
@@ -198,34 +300,43 @@ fn main() {
             });
             Arc::new(Plan {
                 name,
-                count,
-                page,
-                size,
+                page: sql,
+                counted: query.count,
+                size: page.size,
                 json: layout,
             })
         })
         .collect();
+
+    if inline_only {
+        for plan in &plans {
+            println!("{}\t{}", plan.name, inline(&plan.page, dialect));
+        }
+        return;
+    }
+    let work = if json { "SQL and JSON" } else { "SQL" };
+    println!("# {target} ({dialect:?}): {work}, {TASKS} tasks on {THREADS} threads, {seconds} s per query, page size {page_size}");
+    for plan in &plans {
+        println!(
+            "# {}: {}  binds {:?}",
+            plan.name, plan.page.text, plan.page.binds
+        );
+    }
+    if seconds <= 0.0 {
+        return;
+    }
+    if dialect != Dialect::Sqlite {
+        eprintln!("error: only SQLite is measured here (bench/odata.sh runs pgbench / mariadb-slap on the --inline statements); give seconds 0 to print the SQL");
+        std::process::exit(2);
+    }
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(THREADS)
         .enable_all()
         .build()
         .expect("runtime");
-    // The URL form and mode Gatehouse is configured with.
-    let url = format!("sqlite://{path}?mode=rwc");
     let result: Result<(), String> = runtime.block_on(async {
         let db = Db::connect(&url).await.map_err(|e| e.to_string())?;
-        let work = if json { "SQL and JSON" } else { "SQL" };
-        println!("# {path}: {work}, {TASKS} tasks on {THREADS} threads, {seconds} s per query, page size {page_size}");
-        for plan in &plans {
-            if let Some(count) = &plan.count {
-                println!("# {} count: {}  binds {:?}", plan.name, count.text, count.binds);
-            }
-            println!("# {} page:  {}  binds {:?}", plan.name, plan.page.text, plan.page.binds);
-        }
-        if seconds <= 0.0 {
-            return Ok(());
-        }
         for plan in &plans {
             let failed = |e: ReadError| e.to_string();
             let (rows, total) = run_on(&db, plan.clone()).await.map_err(failed)?;
