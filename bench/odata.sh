@@ -43,7 +43,12 @@
 #   - In round 1, before its measurements, each Gatehouse is checked to
 #     answer the same entities and @odata.count as the peer (at other sizes:
 #     its rows), and each limit statement is run once with the engine's client
-#     (rows returned, __count); warnings, not failures: see results.md.
+#     (rows returned, __count); warnings, not failures: see results.md. For a
+#     query with $orderby the check compares the sequence of the ordered
+#     properties' values and the count, and reports how each server orders
+#     rows of equal values by the key (Gatehouse in the direction of the last
+#     $orderby term, the peer ascending: both stable OData orders, the same
+#     work); without $orderby it compares the entities' IDs exactly.
 #   Medians over rounds of req/s, p50 and p99; ratios are medians of
 #   per-round ratios. The peer stops at the end of this phase.
 # Phase "plans" (PostgreSQL and MariaDB, 100,000 rows): one Gatehouse request
@@ -73,6 +78,8 @@
 # sql/, every wrk/pgbench/mariadb-slap/odata_raw output, runs.tsv, server
 # logs and configs); results.md is also copied to bench/out/odata-latest.md.
 # Data: bench/out/data/ (SQLite files). All of bench/out is ignored by git.
+# The data loading, Gatehouse's configuration and its start/stop are in
+# bench/odata_lib.sh, shared with bench/batch.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -122,6 +129,8 @@ secs() { # whole seconds of "8s" / "8"
   [[ "$v" =~ ^[0-9]+$ && "$v" -gt 0 ]] || die "durations are whole seconds (8s or 8), not '$1'"
   echo "$v"
 }
+# db_name, db_url, load_data, write_config, start_gh, stop_gh
+source "$ROOT/bench/odata_lib.sh"
 DURATION_S="$(secs "$DURATION")"
 WARMUP_S="$(secs "$WARMUP")"
 for e in $ENGINES; do
@@ -150,19 +159,11 @@ echo "output: $OUT"
 
 # --- clean-up: only what this script started or changed ------------------------
 PEER_STARTED=0
-GH_PID=""
 PG_CHANGED=0
 MY_CHANGED=0
 MY_GENERAL_LOG=""
 MY_LOG_OUTPUT=""
 MY_LOG_ROWS=""
-stop_gh() {
-  if [[ -n "$GH_PID" ]] && kill -0 "$GH_PID" 2>/dev/null; then
-    kill "$GH_PID" 2>/dev/null || true
-    wait "$GH_PID" 2>/dev/null || true
-  fi
-  GH_PID=""
-}
 stop_peer() {
   if [[ "$PEER_STARTED" == 1 ]]; then
     PEER_DIR="$PEER_DIR" "$PEER_SRC/stop.sh" >/dev/null || true
@@ -198,35 +199,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-db_name() { # db_name SIZE: the PostgreSQL/MariaDB database of that size
-  if [[ "$1" == "$BASE_ROWS" ]]; then echo gh_bench; else echo "gh_bench_$1"; fi
-}
-db_url() { # db_url ENGINE SIZE
-  case "$1" in
-    sqlite) echo "sqlite://$DATA/items-$2.db?mode=rwc" ;;
-    postgres) echo "postgres://postgres@127.0.0.1:5432/$(db_name "$2")" ;;
-    mariadb) echo "mysql://root@127.0.0.1:3306/$(db_name "$2")" ;;
-  esac
-}
-
 # --- data ----------------------------------------------------------------------------
 # One data set per engine and size (kept when complete, unless FRESH_DATA=1);
 # the plans phase reads the 100,000-row databases.
 DATA_SIZES=""
 has "$PHASES" bench && DATA_SIZES="$SIZES"
 has "$PHASES" plans && ! has "$DATA_SIZES" "$BASE_ROWS" && DATA_SIZES="$DATA_SIZES $BASE_ROWS"
-servers=()
-for e in postgres mariadb; do has "$ENGINES" "$e" && servers+=("$e"); done
-fresh=(); [[ "${FRESH_DATA:-0}" == 1 ]] && fresh=(--force)
-for size in $DATA_SIZES; do
-  if has "$ENGINES" sqlite; then
-    python3 bench/odata_data.py --rows "$size" --db "$DATA/items-$size.db" "${fresh[@]}"
-  fi
-  if ((${#servers[@]})); then
-    python3 bench/odata_engines_data.py --rows "$size" --db "$(db_name "$size")" \
-      --engines "$(IFS=,; echo "${servers[*]}")" "${fresh[@]}"
-  fi
-done
+load_data "$ENGINES" "$DATA_SIZES"
 
 # --- the peer, on PostgreSQL ----------------------------------------------------------
 if has "$PHASES" bench && has "$SIZES" "$BASE_ROWS"; then
@@ -273,64 +252,7 @@ for engine in $ENGINES; do
 done
 
 # --- Gatehouse ------------------------------------------------------------------------
-write_config() { # write_config ENGINE SIZE
-  local secret
-  secret="$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
-  cat >"$OUT/Rocket-$1-$2.toml" <<EOF
-[release]
-address = "127.0.0.1"
-port = $GH_PORT
-base_url = "http://127.0.0.1:$GH_PORT"
-secret_key = "$secret"
-log_level = "off"
-
-[release.databases.main]
-url = "$(db_url "$1" "$2")"
-
-[release.odata.pagination]
-default = $PAGE_SIZE
-max = $PAGE_SIZE
-
-# Public: wrk sends no credentials, as the peer runs without authentication.
-[release.odata.sets.Items]
-table = "items"
-key = "ID"
-public = true
-searchable = ["name"]
-
-# The peer's EDM types (its \$metadata).
-[release.odata.sets.Items.types]
-ID = "Edm.Int32"
-quantity = "Edm.Int32"
-price = "Edm.Decimal"
-created = "Edm.DateTimeOffset"
-active = "Edm.Boolean"
-EOF
-}
-start_gh() { # start_gh ENGINE SIZE
-  local engine=$1 size=$2 status=000 log="$OUT/gatehouse-$1-$2.log"
-  [[ -z "$GH_PID" ]] || die "start_gh: a Gatehouse process is still running"
-  [[ -f "$OUT/Rocket-$engine-$size.toml" ]] || write_config "$engine" "$size"
-  if curl -s -o /dev/null "http://127.0.0.1:$GH_PORT/"; then
-    die "something already listens on port $GH_PORT; set GH_PORT"
-  fi
-  echo "--- $(date +%H:%M:%S) start" >>"$log"
-  ROCKET_CONFIG="$OUT/Rocket-$engine-$size.toml" ROCKET_PROFILE=release RUST_LOG=warn \
-    "$GH_BIN" serve >>"$log" 2>&1 &
-  GH_PID=$!
-  for _ in $(seq 1 300); do
-    kill -0 "$GH_PID" 2>/dev/null || { tail -20 "$log" >&2; GH_PID=""; die "Gatehouse ($engine, $size rows) exited at start (log above)"; }
-    status=$(curl -s -o /dev/null -w '%{http_code}' "$GH_BASE/Items?\$top=1" || true)
-    [[ "$status" != 000 ]] && break
-    sleep 0.1
-  done
-  case "$status" in
-    200) ;;
-    000) die "Gatehouse ($engine, $size rows) did not answer on port $GH_PORT within 30 s" ;;
-    404) die "Gatehouse ($engine): GET /odata/Items answers 404: no OData routes, or the Items set was not declared" ;;
-    *) curl -s "$GH_BASE/Items?\$top=1" | head -c 400 >&2; echo >&2; die "Gatehouse ($engine, $size rows): GET /odata/Items?\$top=1 answers $status" ;;
-  esac
-}
+# write_config, start_gh, stop_gh: bench/odata_lib.sh.
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
@@ -422,9 +344,37 @@ check() { # check ENGINE SIZE
       curl -fsS -o "$peer_file" "$(url "$PEER_BASE" "$q")"
     fi
     [[ "$size" == "$BASE_ROWS" ]] || peer_file=""
-    python3 - "$gh_file" "$peer_file" "$engine $size ${NAMES[$q]}" <<'EOF' | tee -a "$CHECKS"
+    python3 - "$gh_file" "$peer_file" "$engine $size ${NAMES[$q]}" "${QUERIES[$q]}" <<'EOF' | tee -a "$CHECKS"
 import json, os, sys
-gh_file, peer_file, name = sys.argv[1:4]
+from decimal import Decimal, InvalidOperation
+from urllib.parse import unquote
+gh_file, peer_file, name, query = sys.argv[1:5]
+# The $orderby properties of the query, in order ("price desc" -> price).
+orderby = []
+for option in query.split("&"):
+    key, _, value = option.partition("=")
+    if unquote(key) == "$orderby":
+        orderby = [term.split()[0] for term in unquote(value).split(",") if term.strip()]
+
+def norm(v):
+    # Edm.Decimal is a number in Gatehouse's answer, a string in the peer's.
+    if isinstance(v, (int, float, str)) and not isinstance(v, bool):
+        try:
+            return Decimal(str(v))
+        except InvalidOperation:
+            pass
+    return v
+
+def ordered(entities):
+    return [tuple(norm(e.get(p)) for p in orderby) for e in entities]
+
+def ties(entities):
+    # How runs of equal ordered values are ordered by the key.
+    vals, ids, seen = ordered(entities), [e.get("ID") for e in entities], set()
+    for i in range(1, len(ids)):
+        if vals[i] == vals[i - 1]:
+            seen.add("ascending" if ids[i] > ids[i - 1] else "descending")
+    return "/".join(sorted(seen)) or "none"
 raw = open(gh_file, "rb").read()
 try:
     gh = json.loads(raw)
@@ -439,12 +389,24 @@ if "@odata.count" in gh:
 if peer_file and os.path.exists(peer_file):
     peer = json.load(open(peer_file, "rb"))
     pids = [e.get("ID") for e in peer["value"]]
-    if ids != pids:
-        line += "; WARNING: entities differ from the peer's (first IDs %s vs %s)" % (ids[:5], pids[:5])
-    elif gh.get("@odata.count") != peer.get("@odata.count"):
+    if gh.get("@odata.count") != peer.get("@odata.count"):
         line += "; WARNING: @odata.count %s vs the peer's %s" % (gh.get("@odata.count"), peer.get("@odata.count"))
-    else:
+    elif ids == pids:
         line += "; same entities and count as the peer"
+    elif not orderby:
+        line += "; WARNING: entities differ from the peer's (first IDs %s vs %s)" % (ids[:5], pids[:5])
+    elif ordered(gh["value"]) != ordered(peer["value"]):
+        # Without the same $orderby values in the same sequence, a different tie order explains nothing.
+        line += "; WARNING: %s values differ from the peer's (%d vs %d rows; first %s vs %s)" % (
+            ", ".join(orderby), len(ids), len(pids),
+            [str(v[0]) if len(v) == 1 else v for v in ordered(gh["value"])[:5]],
+            [str(v[0]) if len(v) == 1 else v for v in ordered(peer["value"])[:5]])
+    else:
+        # Both are stable OData orders: equal values may be ordered by the key either way.
+        line += "; same order values (%s) and count as the peer, ties broken by the key %s (the peer: %s)" % (
+            ", ".join(orderby), ties(gh["value"]), ties(peer["value"]))
+        if sorted(ids) != sorted(pids):
+            line += "; the last run of equal values, cut by $top, holds other keys"
 print(line)
 EOF
   done

@@ -8,9 +8,9 @@
 
 use futures::TryStreamExt;
 use sqlx::any::{AnyRow, AnyTypeInfoKind};
-use sqlx::mysql::MySqlRow;
-use sqlx::postgres::PgRow;
-use sqlx::{Row, TypeInfo, ValueRef};
+use sqlx::mysql::{MySql, MySqlRow};
+use sqlx::postgres::{PgRow, Postgres};
+use sqlx::{Decode, Row, TypeInfo, ValueRef};
 
 use super::reply::ODataError;
 use super::values::{key_literal, write_str, write_value};
@@ -91,16 +91,16 @@ impl Cells for PgRow {
         if raw.is_null() {
             return Ok(Cell::Null);
         }
-        let info = raw.type_info();
-        Ok(match info.name() {
-            "BOOL" => Cell::Bool(self.try_get(i)?),
-            "INT2" => Cell::Int(self.try_get::<i16, _>(i)?.into()),
-            "INT4" => Cell::Int(self.try_get::<i32, _>(i)?.into()),
-            "INT8" => Cell::Int(self.try_get(i)?),
-            "FLOAT4" => Cell::Real(self.try_get::<f32, _>(i)?.into()),
-            "FLOAT8" => Cell::Real(self.try_get(i)?),
-            _ => text_or_blob(self.try_get_unchecked(i)?),
-        })
+        let kind = match raw.type_info().name() {
+            "BOOL" => Kind::Bool,
+            "INT2" => Kind::I16,
+            "INT4" => Kind::I32,
+            "INT8" => Kind::I64,
+            "FLOAT4" => Kind::F32,
+            "FLOAT8" => Kind::F64,
+            _ => Kind::Bytes,
+        };
+        kind.cell::<Postgres>(raw)
     }
 }
 
@@ -112,19 +112,62 @@ impl Cells for MySqlRow {
         if raw.is_null() {
             return Ok(Cell::Null);
         }
-        let info = raw.type_info();
-        Ok(match info.name() {
+        let kind = match raw.type_info().name() {
             "BOOLEAN" | "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" => {
-                Cell::Int(self.try_get(i)?)
+                Kind::I64
             }
             "TINYINT UNSIGNED" | "SMALLINT UNSIGNED" | "MEDIUMINT UNSIGNED" | "INT UNSIGNED"
             | "BIGINT UNSIGNED" => {
-                let n: u64 = self.try_get(i)?;
-                i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int)
+                let n: u64 = Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?;
+                return Ok(i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int));
             }
-            "FLOAT" => Cell::Real(self.try_get::<f32, _>(i)?.into()),
-            "DOUBLE" => Cell::Real(self.try_get(i)?),
-            _ => text_or_blob(self.try_get_unchecked(i)?),
+            "FLOAT" => Kind::F32,
+            "DOUBLE" => Kind::F64,
+            _ => Kind::Bytes,
+        };
+        kind.cell::<MySql>(raw)
+    }
+}
+
+/// How a server engine's value is decoded, found once from its type; the
+/// value is then decoded as it lies in the row, without a second lookup.
+#[derive(Clone, Copy)]
+enum Kind {
+    Bool,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+    /// Text (read as UTF-8) or anything else the service reads as text.
+    Bytes,
+}
+
+impl Kind {
+    fn cell<'r, DB>(self, raw: DB::ValueRef<'r>) -> Result<Cell<'r>, ODataError>
+    where
+        DB: sqlx::Database,
+        bool: Decode<'r, DB>,
+        i16: Decode<'r, DB>,
+        i32: Decode<'r, DB>,
+        i64: Decode<'r, DB>,
+        f32: Decode<'r, DB>,
+        f64: Decode<'r, DB>,
+        &'r [u8]: Decode<'r, DB>,
+    {
+        fn decode<'r, DB: sqlx::Database, T: Decode<'r, DB>>(
+            raw: DB::ValueRef<'r>,
+        ) -> Result<T, ODataError> {
+            T::decode(raw).map_err(|e| sqlx::Error::Decode(e).into())
+        }
+        Ok(match self {
+            Kind::Bool => Cell::Bool(decode::<DB, bool>(raw)?),
+            Kind::I16 => Cell::Int(decode::<DB, i16>(raw)?.into()),
+            Kind::I32 => Cell::Int(decode::<DB, i32>(raw)?.into()),
+            Kind::I64 => Cell::Int(decode::<DB, i64>(raw)?),
+            Kind::F32 => Cell::Real(decode::<DB, f32>(raw)?.into()),
+            Kind::F64 => Cell::Real(decode::<DB, f64>(raw)?),
+            Kind::Bytes => text_or_blob(decode::<DB, &[u8]>(raw)?),
         })
     }
 }

@@ -1,0 +1,110 @@
+# Shared by bench/odata.sh and bench/batch.sh (sourced, not run): the Items
+# data sets, Gatehouse's configuration for them and starting/stopping one
+# Gatehouse process on an engine, so that both benchmarks measure the same
+# rows with the same settings.
+#
+# The sourcing script sets: ROOT, DATA (SQLite files), OUT (configs and logs
+# are written there), GH_BIN, GH_PORT, GH_BASE (http://127.0.0.1:$GH_PORT/odata),
+# PAGE_SIZE (pagination.default and .max), BASE_ROWS (the size whose
+# PostgreSQL/MariaDB database is gh_bench), and a die() function.
+# start_gh/stop_gh keep the running process's id in GH_PID.
+
+GH_PID=""
+
+db_name() { # db_name SIZE: the PostgreSQL/MariaDB database of that size
+  if [[ "$1" == "$BASE_ROWS" ]]; then echo gh_bench; else echo "gh_bench_$1"; fi
+}
+db_url() { # db_url ENGINE SIZE
+  case "$1" in
+    sqlite) echo "sqlite://$DATA/items-$2.db?mode=rwc" ;;
+    postgres) echo "postgres://postgres@127.0.0.1:5432/$(db_name "$2")" ;;
+    mariadb) echo "mysql://root@127.0.0.1:3306/$(db_name "$2")" ;;
+  esac
+}
+
+# One data set per engine and size (kept when complete, unless FRESH_DATA=1):
+# bench/odata_data.py writes $DATA/items-<size>.db, bench/odata_engines_data.py
+# the PostgreSQL and MariaDB databases (db_name).
+load_data() { # load_data "ENGINES" "SIZES"
+  local servers=() fresh=() e size
+  for e in postgres mariadb; do [[ " $1 " == *" $e "* ]] && servers+=("$e"); done
+  [[ "${FRESH_DATA:-0}" == 1 ]] && fresh=(--force)
+  mkdir -p "$DATA"
+  for size in $2; do
+    if [[ " $1 " == *" sqlite "* ]]; then
+      python3 "$ROOT/bench/odata_data.py" --rows "$size" --db "$DATA/items-$size.db" "${fresh[@]}"
+    fi
+    if ((${#servers[@]})); then
+      python3 "$ROOT/bench/odata_engines_data.py" --rows "$size" --db "$(db_name "$size")" \
+        --engines "$(IFS=,; echo "${servers[*]}")" "${fresh[@]}"
+    fi
+  done
+}
+
+write_config() { # write_config ENGINE SIZE: $OUT/Rocket-ENGINE-SIZE.toml
+  local secret
+  secret="$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
+  cat >"$OUT/Rocket-$1-$2.toml" <<TOML
+[release]
+address = "127.0.0.1"
+port = $GH_PORT
+base_url = "http://127.0.0.1:$GH_PORT"
+secret_key = "$secret"
+log_level = "off"
+
+[release.databases.main]
+url = "$(db_url "$1" "$2")"
+
+[release.odata.pagination]
+default = $PAGE_SIZE
+max = $PAGE_SIZE
+
+# Public: wrk sends no credentials, as the peer runs without authentication.
+[release.odata.sets.Items]
+table = "items"
+key = "ID"
+public = true
+searchable = ["name"]
+
+# The peer's EDM types (its \$metadata).
+[release.odata.sets.Items.types]
+ID = "Edm.Int32"
+quantity = "Edm.Int32"
+price = "Edm.Decimal"
+created = "Edm.DateTimeOffset"
+active = "Edm.Boolean"
+TOML
+}
+
+start_gh() { # start_gh ENGINE SIZE: one Gatehouse process, answering GET /odata/Items
+  local engine=$1 size=$2 status=000 log="$OUT/gatehouse-$1-$2.log"
+  [[ -z "$GH_PID" ]] || die "start_gh: a Gatehouse process is still running"
+  [[ -f "$OUT/Rocket-$engine-$size.toml" ]] || write_config "$engine" "$size"
+  if curl -s -o /dev/null "http://127.0.0.1:$GH_PORT/"; then
+    die "something already listens on port $GH_PORT; set GH_PORT"
+  fi
+  echo "--- $(date +%H:%M:%S) start" >>"$log"
+  ROCKET_CONFIG="$OUT/Rocket-$engine-$size.toml" ROCKET_PROFILE=release RUST_LOG=warn \
+    "$GH_BIN" serve >>"$log" 2>&1 &
+  GH_PID=$!
+  for _ in $(seq 1 300); do
+    kill -0 "$GH_PID" 2>/dev/null || { tail -20 "$log" >&2; GH_PID=""; die "Gatehouse ($engine, $size rows) exited at start (log above)"; }
+    status=$(curl -s -o /dev/null -w '%{http_code}' "$GH_BASE/Items?\$top=1" || true)
+    [[ "$status" != 000 ]] && break
+    sleep 0.1
+  done
+  case "$status" in
+    200) ;;
+    000) die "Gatehouse ($engine, $size rows) did not answer on port $GH_PORT within 30 s" ;;
+    404) die "Gatehouse ($engine): GET /odata/Items answers 404: no OData routes, or the Items set was not declared" ;;
+    *) curl -s "$GH_BASE/Items?\$top=1" | head -c 400 >&2; echo >&2; die "Gatehouse ($engine, $size rows): GET /odata/Items?\$top=1 answers $status" ;;
+  esac
+}
+
+stop_gh() { # stop_gh: the process start_gh started, if any
+  if [[ -n "$GH_PID" ]] && kill -0 "$GH_PID" 2>/dev/null; then
+    kill "$GH_PID" 2>/dev/null || true
+    wait "$GH_PID" 2>/dev/null || true
+  fi
+  GH_PID=""
+}
