@@ -125,9 +125,15 @@ async fn fill(db: &TestDb) {
     }
     for (id, name, category, price) in items() {
         let insert = "INSERT INTO ui5_items (id, name, category_id, price) VALUES ($1, $2, $3, $4)";
-        db.execute(db.query(insert).bind(id).bind(name).bind(category).bind(price))
-            .await
-            .expect("item");
+        db.execute(
+            db.query(insert)
+                .bind(id)
+                .bind(name)
+                .bind(category)
+                .bind(price),
+        )
+        .await
+        .expect("item");
     }
     db.pool().close().await;
 }
@@ -174,7 +180,7 @@ fn expected() -> (usize, Vec<i64>, Vec<i64>) {
     let mut matching: Vec<_> = items().into_iter().filter(|i| i.3 > 20).collect();
     // Price descending, then the key in the same direction (Gatehouse's
     // stable order).
-    matching.sort_by(|a, b| (b.3, b.0).cmp(&(a.3, a.0)));
+    matching.sort_by_key(|i| std::cmp::Reverse((i.3, i.0)));
     let ids: Vec<i64> = matching.iter().map(|i| i.0).collect();
     (matching.len(), ids[..5].to_vec(), ids[5..10].to_vec())
 }
@@ -186,11 +192,16 @@ async fn read_with(browser: &Browser, group: Option<&str>) -> Value {
     browser.goto(&format!("/ui5-check{query}")).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let result = browser.eval("return window.ui5Result || null;", vec![]).await;
+        let result = browser
+            .eval("return window.ui5Result || null;", vec![])
+            .await;
         if !result.is_null() {
             return result;
         }
-        assert!(Instant::now() < deadline, "the OData V4 model read nothing in 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "the OData V4 model read nothing in 60 s"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -231,8 +242,16 @@ async fn the_odata_v4_model_reads_with_and_without_batching() {
             let category = CATEGORIES[usize::try_from(id % 3).expect("small")].1;
             assert_eq!(row["category"]["name"], json!(category), "{group:?}: {row}");
         }
-        assert_eq!(read["entity"]["name"], json!("item 03"), "{group:?}: {read}");
-        assert_eq!(read["entity"]["category"]["name"], json!("tools"), "{group:?}");
+        assert_eq!(
+            read["entity"]["name"],
+            json!("item 03"),
+            "{group:?}: {read}"
+        );
+        assert_eq!(
+            read["entity"]["category"]["name"],
+            json!("tools"),
+            "{group:?}"
+        );
         let batches = read["batches"].as_u64().expect("a number");
         match group {
             None => assert!(batches > 0, "the default settings sent no $batch: {read}"),
