@@ -82,6 +82,19 @@ impl Dialect {
         self != Self::MySql
     }
 
+    /// Whether a page far into a result should read its columns only for
+    /// its own rows, skipping the others by their keys alone. PostgreSQL
+    /// computes every selected column of each row an `OFFSET` skips, and
+    /// its key index alone yields the keys (an index-only scan); SQLite's
+    /// and InnoDB's tables are their key's b-tree, so skipping by key reads
+    /// the same pages and gains nothing there.
+    pub fn defers_columns_past_offset(self) -> bool {
+        match self {
+            Self::Postgres => true,
+            Self::Sqlite | Self::MySql => false,
+        }
+    }
+
     /// Whether a blob read through sqlx's `Any` driver holds text: MySQL
     /// reports its long character types (`TEXT`, and long `CAST(… AS CHAR)`
     /// results) as blobs, and the OData service casts every string to `CHAR`.

@@ -106,12 +106,11 @@ pub fn fetch_query(
             dialect.quote("__rn")
         ));
     }
-    let mut text = format!(
-        "SELECT {} FROM {} AS {t0}",
-        columns.join(", "),
-        dialect.quote(&set.table)
-    );
-    where_with(&mut w, query, restriction, &mut text)?;
+    let table = dialect.quote(&set.table);
+    let mut rows = format!(" FROM {table} AS {t0}");
+    where_with(&mut w, query, restriction, &mut rows)?;
+    let select = format!("SELECT {}", columns.join(", "));
+    let mut text = format!("{select}{rows}");
     let first = clamp(fetch.page.offset);
     let probe = clamp(fetch.page.size.saturating_add(1));
     if parent.is_some() {
@@ -126,10 +125,25 @@ pub fn fetch_query(
     } else {
         let limit = w.bind(Bind::Int(probe));
         let offset = w.bind(Bind::Int(first));
-        text += &format!(
+        let slice = format!(
             " ORDER BY {order} {}",
             dialect.limit_offset(&limit, &offset)
         );
+        match (
+            first > 0 && dialect.defers_columns_past_offset(),
+            set.key_property(),
+        ) {
+            (true, Some(key)) => {
+                // The skipped rows yield only their keys (an index-only
+                // scan); the page's columns are read for its own rows.
+                let (k, key) = (dialect.quote("k"), dialect.quote(&key.column));
+                text = format!(
+                    "{select} FROM (SELECT {t0}.{key}{rows}{slice}) AS {k} \
+                     JOIN {table} AS {t0} ON {t0}.{key} = {k}.{key} ORDER BY {order}"
+                );
+            }
+            _ => text += &slice,
+        }
     }
     Ok(Sql::finish(text, w.binds, dialect))
 }
