@@ -86,13 +86,7 @@ PAGES=("Items?\$count=true&\$skip=0&\$top=20")
 for k in $(seq 1 9); do PAGES+=("Items?\$skip=$((20 * k))&\$top=20"); done
 
 die() { echo "batch.sh: $*" >&2; exit 1; }
-has() { [[ " $1 " == *" $2 "* ]]; } # has LIST WORD
-secs() { # whole seconds of "8s" / "8"
-  local v="${1%s}"
-  [[ "$v" =~ ^[0-9]+$ && "$v" -gt 0 ]] || die "durations are whole seconds (8s or 8), not '$1'"
-  echo "$v"
-}
-# db_name, db_url, load_data, write_config, start_gh, stop_gh
+# has, secs, db_name, db_url, load_data, write_config, start_gh, stop_gh
 source "$ROOT/bench/odata_lib.sh"
 secs "$DURATION" >/dev/null
 secs "$WARMUP" >/dev/null

@@ -123,13 +123,7 @@ url() { # url BASE INDEX
   if [[ -n "$q" ]]; then echo "$1/Items?$q"; else echo "$1/Items"; fi
 }
 die() { echo "odata.sh: $*" >&2; exit 1; }
-has() { [[ " $1 " == *" $2 "* ]]; } # has LIST WORD
-secs() { # whole seconds of "8s" / "8"
-  local v="${1%s}"
-  [[ "$v" =~ ^[0-9]+$ && "$v" -gt 0 ]] || die "durations are whole seconds (8s or 8), not '$1'"
-  echo "$v"
-}
-# db_name, db_url, load_data, write_config, start_gh, stop_gh
+# has, secs, db_name, db_url, load_data, write_config, start_gh, stop_gh
 source "$ROOT/bench/odata_lib.sh"
 DURATION_S="$(secs "$DURATION")"
 WARMUP_S="$(secs "$WARMUP")"

@@ -11,6 +11,13 @@
 
 GH_PID=""
 
+has() { [[ " $1 " == *" $2 "* ]]; } # has LIST WORD
+secs() { # whole seconds of "8s" / "8"
+  local v="${1%s}"
+  [[ "$v" =~ ^[0-9]+$ && "$v" -gt 0 ]] || die "durations are whole seconds (8s or 8), not '$1'"
+  echo "$v"
+}
+
 db_name() { # db_name SIZE: the PostgreSQL/MariaDB database of that size
   if [[ "$1" == "$BASE_ROWS" ]]; then echo gh_bench; else echo "gh_bench_$1"; fi
 }
