@@ -38,7 +38,7 @@ impl Dialect {
     pub fn placeholders(self, sql: &str) -> &str {
         match self {
             Self::MySql => rewritten_once(sql),
-            _ => sql,
+            Self::Sqlite | Self::Postgres => sql,
         }
     }
 
@@ -46,7 +46,7 @@ impl Dialect {
     pub fn quote(self, ident: &str) -> String {
         match self {
             Self::MySql => format!("`{}`", ident.replace('`', "``")),
-            _ => format!("\"{}\"", ident.replace('"', "\"\"")),
+            Self::Sqlite | Self::Postgres => format!("\"{}\"", ident.replace('"', "\"\"")),
         }
     }
 
@@ -72,7 +72,7 @@ impl Dialect {
     pub fn upsert(self, key: &str) -> String {
         match self {
             Self::MySql => "ON DUPLICATE KEY UPDATE".to_owned(),
-            _ => format!("ON CONFLICT ({key}) DO UPDATE SET"),
+            Self::Sqlite | Self::Postgres => format!("ON CONFLICT ({key}) DO UPDATE SET"),
         }
     }
 
@@ -114,7 +114,7 @@ impl Dialect {
             Self::MySql => format!(
                 "email = {placeholder} AND CAST(lower(email) AS BINARY) = CAST({placeholder} AS BINARY)"
             ),
-            _ => format!("lower(email) = {placeholder}"),
+            Self::Sqlite | Self::Postgres => format!("lower(email) = {placeholder}"),
         }
     }
 
@@ -122,7 +122,7 @@ impl Dialect {
     pub fn excluded(self, column: &str) -> String {
         match self {
             Self::MySql => format!("VALUES({column})"),
-            _ => format!("excluded.{column}"),
+            Self::Sqlite | Self::Postgres => format!("excluded.{column}"),
         }
     }
 }

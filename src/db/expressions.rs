@@ -89,7 +89,7 @@ impl Dialect {
     pub fn case_sensitive(self, expr: &str) -> String {
         match self {
             Self::MySql => format!("({expr} COLLATE utf8mb4_bin)"),
-            _ => expr.to_owned(),
+            Self::Sqlite | Self::Postgres => expr.to_owned(),
         }
     }
 
@@ -98,7 +98,7 @@ impl Dialect {
     pub fn exact_text(self, expr: &str) -> String {
         match self {
             Self::MySql => format!("CAST({expr} AS BINARY)"),
-            _ => expr.to_owned(),
+            Self::Sqlite | Self::Postgres => expr.to_owned(),
         }
     }
 
@@ -116,7 +116,7 @@ impl Dialect {
     pub fn text_match(self, column: &str, test: &str) -> String {
         match self {
             Self::MySql => format!("({column} {test} AND {} {test})", self.exact_text(column)),
-            _ => format!("({column} {test})"),
+            Self::Sqlite | Self::Postgres => format!("({column} {test})"),
         }
     }
 
@@ -183,7 +183,7 @@ impl Dialect {
     pub fn char_length(self, expr: &str) -> String {
         match self {
             Self::Sqlite => format!("length({expr})"),
-            _ => format!("char_length({expr})"),
+            Self::Postgres | Self::MySql => format!("char_length({expr})"),
         }
     }
 
@@ -191,7 +191,7 @@ impl Dialect {
     pub fn concat(self, a: &str, b: &str) -> String {
         match self {
             Self::MySql => format!("CONCAT({a}, {b})"),
-            _ => format!("({a} || {b})"),
+            Self::Sqlite | Self::Postgres => format!("({a} || {b})"),
         }
     }
 
@@ -199,7 +199,7 @@ impl Dialect {
     pub fn int_div(self, a: &str, b: &str) -> String {
         match self {
             Self::MySql => format!("({a} DIV {b})"),
-            _ => format!("({a} / {b})"),
+            Self::Sqlite | Self::Postgres => format!("({a} / {b})"),
         }
     }
 
@@ -241,7 +241,7 @@ impl Dialect {
     pub fn floor(self, x: &str) -> String {
         match self {
             Self::Sqlite => format!("(CAST({x} AS INTEGER) - ({x} < CAST({x} AS INTEGER)))"),
-            _ => format!("FLOOR({x})"),
+            Self::Postgres | Self::MySql => format!("FLOOR({x})"),
         }
     }
 
@@ -249,7 +249,7 @@ impl Dialect {
     pub fn ceiling(self, x: &str) -> String {
         match self {
             Self::Sqlite => format!("(CAST({x} AS INTEGER) + ({x} > CAST({x} AS INTEGER)))"),
-            _ => format!("CEILING({x})"),
+            Self::Postgres | Self::MySql => format!("CEILING({x})"),
         }
     }
 
@@ -302,7 +302,7 @@ impl Dialect {
     pub fn instant_column(self, column: &str) -> String {
         match self {
             Self::Sqlite => format!("strftime({SQLITE_INSTANT}, {column})"),
-            _ => column.to_owned(),
+            Self::Postgres | Self::MySql => column.to_owned(),
         }
     }
 
@@ -321,7 +321,8 @@ impl Dialect {
             (Self::MySql, Date) => format!("CAST({placeholder} AS DATE)"),
             (Self::MySql, Instant) => format!("CAST({placeholder} AS DATETIME(6))"),
             (Self::MySql, TimeOfDay) => format!("CAST({placeholder} AS TIME(6))"),
-            _ => placeholder.to_owned(),
+            // SQLite and MySQL take the other values as text as they are.
+            (Self::Sqlite | Self::MySql, _) => placeholder.to_owned(),
         }
     }
 
@@ -348,7 +349,7 @@ impl Dialect {
         );
         match self {
             Self::MySql => text,
-            _ => text + "+00:00",
+            Self::Sqlite | Self::Postgres => text + "+00:00",
         }
     }
 
@@ -388,7 +389,7 @@ impl Dialect {
                 format!("CAST({column} AS CHAR)")
             }
             (Self::MySql, Boolean | Int16 | Int32 | Int64) => format!("CAST({column} AS SIGNED)"),
-            _ => column.to_owned(),
+            (Self::Postgres | Self::MySql, _) => column.to_owned(),
         }
     }
 
