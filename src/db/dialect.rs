@@ -118,6 +118,58 @@ impl Dialect {
         }
     }
 
+    /// `INSERT INTO table (columns) VALUES (values)` that inserts nothing,
+    /// without an error, when a row with the same unique `key` exists.
+    ///
+    /// ```
+    /// use gatehouse::db::Dialect;
+    /// assert_eq!(Dialect::MySql.insert_unless_present("t", "a, b", "$1, $2", "a"),
+    ///            "INSERT IGNORE INTO t (a, b) VALUES ($1, $2)");
+    /// assert_eq!(Dialect::Sqlite.insert_unless_present("t", "a, b", "$1, $2", "a"),
+    ///            "INSERT INTO t (a, b) VALUES ($1, $2) ON CONFLICT (a) DO NOTHING");
+    /// ```
+    pub fn insert_unless_present(
+        self,
+        table: &str,
+        columns: &str,
+        values: &str,
+        key: &str,
+    ) -> String {
+        match self {
+            Self::MySql => format!("INSERT IGNORE INTO {table} ({columns}) VALUES ({values})"),
+            Self::Sqlite | Self::Postgres => format!(
+                "INSERT INTO {table} ({columns}) VALUES ({values}) ON CONFLICT ({key}) DO NOTHING"
+            ),
+        }
+    }
+
+    /// Lists `name`, `declared_type` and `not_null` (0 or 1) of the columns
+    /// of table `$1`, in table order, each cast to a type sqlx's `Any`
+    /// driver decodes.
+    pub fn table_columns_sql(self) -> &'static str {
+        match self {
+            Self::Sqlite => {
+                r#"SELECT name, type AS declared_type, "notnull" AS not_null
+                   FROM pragma_table_info($1) ORDER BY cid"#
+            }
+            Self::Postgres => {
+                "SELECT CAST(column_name AS TEXT) AS name, CAST(data_type AS TEXT) AS declared_type,
+                        CAST(CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END AS BIGINT) AS not_null
+                 FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND CAST(table_name AS TEXT) = $1
+                 ORDER BY ordinal_position"
+            }
+            // COLUMN_TYPE rather than DATA_TYPE: only it tells `tinyint(1)` apart.
+            Self::MySql => {
+                "SELECT CAST(column_name AS CHAR) AS name, CAST(column_type AS CHAR) AS declared_type,
+                        CAST(CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END AS SIGNED) AS not_null
+                 FROM information_schema.columns
+                 WHERE table_schema = DATABASE() AND table_name = $1
+                 ORDER BY ordinal_position"
+            }
+        }
+    }
+
     /// How an upsert refers to the value the insert proposed for `column`.
     pub fn excluded(self, column: &str) -> String {
         match self {

@@ -6,7 +6,7 @@ use sqlx::Row;
 use subtle::ConstantTimeEq;
 
 use crate::clock::unix_now;
-use crate::db::{Db, DbError, Dialect};
+use crate::db::{Db, DbError};
 use crate::domain::{sha256_hex, Email, SecretToken};
 
 /// Issues a new token for `email`, unless one was issued less than
@@ -41,18 +41,12 @@ pub async fn issue(
         .execute(&mut *tx)
         .await?;
     // A live token still there (or inserted meanwhile) wins: nothing inserted.
-    let insert = match d {
-        Dialect::MySql => format!(
-            "INSERT IGNORE INTO password_reset_tokens (email, token, created_at) \
-             VALUES ($1, $2, {})",
-            d.now_utc()
-        ),
-        _ => format!(
-            "INSERT INTO password_reset_tokens (email, token, created_at) \
-             VALUES ($1, $2, {}) ON CONFLICT (email) DO NOTHING",
-            d.now_utc()
-        ),
-    };
+    let insert = d.insert_unless_present(
+        "password_reset_tokens",
+        "email, token, created_at",
+        &format!("$1, $2, {}", d.now_utc()),
+        "email",
+    );
     let inserted = sqlx::query(d.placeholders(&insert))
         .bind(email.as_str().to_owned())
         .bind(token.digest())

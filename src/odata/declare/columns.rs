@@ -17,7 +17,7 @@ pub(super) struct Column {
 /// The columns of `table` in table order; none when there is no such table.
 pub(super) async fn table_columns(db: &Db, table: &str) -> Result<Vec<Column>, sqlx::Error> {
     let rows = db
-        .query(columns_sql(db.dialect()))
+        .query(db.dialect().table_columns_sql())
         .bind(table.to_owned())
         .fetch_all(db.pool())
         .await?;
@@ -30,32 +30,6 @@ pub(super) async fn table_columns(db: &Db, table: &str) -> Result<Vec<Column>, s
             })
         })
         .collect()
-}
-
-/// Lists `name`, `declared_type` and `not_null` (0 or 1) of the columns of
-/// table `$1`. Everything is cast to a type the `Any` driver decodes.
-fn columns_sql(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Sqlite => {
-            r#"SELECT name, type AS declared_type, "notnull" AS not_null
-               FROM pragma_table_info($1) ORDER BY cid"#
-        }
-        Dialect::Postgres => {
-            "SELECT CAST(column_name AS TEXT) AS name, CAST(data_type AS TEXT) AS declared_type,
-                    CAST(CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END AS BIGINT) AS not_null
-             FROM information_schema.columns
-             WHERE table_schema = current_schema() AND CAST(table_name AS TEXT) = $1
-             ORDER BY ordinal_position"
-        }
-        // COLUMN_TYPE rather than DATA_TYPE: only it tells `tinyint(1)` apart.
-        Dialect::MySql => {
-            "SELECT CAST(column_name AS CHAR) AS name, CAST(column_type AS CHAR) AS declared_type,
-                    CAST(CASE WHEN is_nullable = 'NO' THEN 1 ELSE 0 END AS SIGNED) AS not_null
-             FROM information_schema.columns
-             WHERE table_schema = DATABASE() AND table_name = $1
-             ORDER BY ordinal_position"
-        }
-    }
 }
 
 /// The EDM type for a column declared as `declared` (case-insensitive);
