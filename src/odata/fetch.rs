@@ -88,9 +88,7 @@ pub fn fetch_query(
     }
     if fetch.count && !fetch.per_value {
         // An uncorrelated subquery: every engine runs it once per statement.
-        let mut count = format!("SELECT COUNT(*) FROM {} AS {t0}", dialect.quote(&set.table));
-        let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
-        where_with(&mut w, query, restriction, &mut count)?;
+        let count = counting(&mut w, query, fetch.restriction)?;
         columns.push(format!("({count}) AS {}", dialect.quote("__count")));
     }
     let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
@@ -183,14 +181,22 @@ pub fn count_restricted(
 ) -> Result<Sql, QueryError> {
     check_query(model, set, query)?;
     let mut w = Writer::new(model, set, dialect).with_scopes(scopes);
-    let mut text = format!(
-        "SELECT COUNT(*) FROM {} AS {}",
-        dialect.quote(&set.table),
-        w.root_alias()
-    );
-    let condition = restriction.map(|r| restrict(&mut w, r));
-    where_with(&mut w, query, condition, &mut text)?;
+    let text = counting(&mut w, query, restriction)?;
     Ok(Sql::finish(text, w.binds, dialect))
+}
+
+/// `SELECT COUNT(*)` of the rows of `query` over the writer's set that also
+/// match `restriction`: a statement alone, or a page's `__count` column.
+fn counting<'m>(
+    w: &mut Writer<'m>,
+    query: &'m Query,
+    restriction: Option<&Restriction>,
+) -> Result<String, QueryError> {
+    let table = w.dialect.quote(&w.root().table);
+    let mut text = format!("SELECT COUNT(*) FROM {table} AS {}", w.root_alias());
+    let condition = restriction.map(|r| restrict(w, r));
+    where_with(w, query, condition, &mut text)?;
+    Ok(text)
 }
 
 fn restrict(w: &mut Writer<'_>, restriction: &Restriction) -> String {

@@ -129,22 +129,9 @@ impl<'m> Ctx<'m> {
             &mut body,
             &self.context(&context_fragment(&set.name, query)),
         );
-        let count = if query.count {
-            let scoped = scoped(set, &self.caller, query);
-            Some(count_restricted(
-                &self.service.model,
-                set,
-                &scoped,
-                source.restriction.as_ref(),
-                Some(&self.scopes),
-                self.dialect(),
-            )?)
-        } else {
-            None
-        };
         let (delivered, more) = if plan.rows == 0 {
-            if let Some(count) = count {
-                let n = scalar(self.db, count).await?;
+            if query.count {
+                let n = scalar(self.db, self.count_sql(source, query)?).await?;
                 body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
             }
             body.extend_from_slice(VALUE_OPEN);
@@ -154,7 +141,8 @@ impl<'m> Ctx<'m> {
                 offset: plan.offset,
                 size: plan.rows,
             };
-            self.rows(source, query, page, count, &mut body).await?
+            self.rows(source, query, page, query.count, &mut body)
+                .await?
         };
         body.push(b']');
         if let Some(link) = next_link(&self.service.origin, &source.path, query, delivered, more) {
@@ -165,8 +153,7 @@ impl<'m> Ctx<'m> {
         Ok(Reply::json(body))
     }
 
-    /// Writes the count (when `count`, the statement counting alone, is
-    /// given) and the page's entities as
+    /// Writes the count (when `count`) and the page's entities as
     /// `,"@odata.count":n,"value":[…` onto `body`; answers how many entities
     /// were written and whether more rows remain.
     async fn rows(
@@ -174,7 +161,7 @@ impl<'m> Ctx<'m> {
         source: &Source<'m>,
         query: &Query,
         page: Page,
-        count: Option<Sql>,
+        count: bool,
         body: &mut Vec<u8>,
     ) -> Result<(u64, bool), ODataError> {
         let set = source.set;
@@ -183,10 +170,16 @@ impl<'m> Ctx<'m> {
         let selected = selected_properties(set, query.select.as_ref());
         // The page statement carries the count; alone it is needed only
         // for an empty page past the first row.
-        let count = count.map(|alone| InlineCount {
-            column: selected.len() + internal.len(),
-            alone: (page.offset > 0).then_some(alone),
-        });
+        let count = match count {
+            true => Some(InlineCount {
+                column: selected.len() + internal.len(),
+                alone: match page.offset {
+                    0 => None,
+                    _ => Some(self.count_sql(source, query)?),
+                },
+            }),
+            false => None,
+        };
         let fetch = Fetch {
             restriction: source.restriction.as_ref(),
             per_value: false,
@@ -238,7 +231,7 @@ impl<'m> Ctx<'m> {
                 source,
                 &single,
                 Page { offset: 0, size: 1 },
-                None,
+                false,
                 &mut body,
             )
             .await?;
@@ -261,19 +254,24 @@ impl<'m> Ctx<'m> {
 
     /// The plain-text count of `source` under `query`'s filter and search.
     pub async fn count(&self, source: &Source<'m>, query: &Query) -> Result<Reply, ODataError> {
+        let n = scalar(self.db, self.count_sql(source, query)?).await?;
+        let mut reply = Reply::json(n.to_string().into_bytes());
+        reply.content_type = rocket::http::ContentType::Plain;
+        Ok(reply)
+    }
+
+    /// The statement counting the rows of `source` that `query`'s filter
+    /// and search admit, under the caller's scope.
+    fn count_sql(&self, source: &Source<'m>, query: &Query) -> Result<Sql, ODataError> {
         let scoped = scoped(source.set, &self.caller, query);
-        let sql = count_restricted(
+        Ok(count_restricted(
             &self.service.model,
             source.set,
             &scoped,
             source.restriction.as_ref(),
             Some(&self.scopes),
             self.dialect(),
-        )?;
-        let n = scalar(self.db, sql).await?;
-        let mut reply = Reply::json(n.to_string().into_bytes());
-        reply.content_type = rocket::http::ContentType::Plain;
-        Ok(reply)
+        )?)
     }
 
     /// Where navigation `name` of the entity `key` of `set` leads: the
