@@ -540,6 +540,25 @@ where
     for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
+    let mut rows = bound::<DB>(sql).fetch(pool);
+    while let Some(row) = rows.try_next().await? {
+        if !feed.take(&row)? {
+            break;
+        }
+    }
+    Ok(feed)
+}
+
+/// `sql` with its values bound, for the driver `DB`.
+fn bound<'q, DB>(sql: &'q Sql) -> sqlx::query::Query<'q, DB, DB::Arguments<'q>>
+where
+    DB: sqlx::Database,
+    bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
     let mut q = sqlx::query::<DB>(&sql.text);
     for bind in &sql.binds {
         q = match bind {
@@ -550,28 +569,12 @@ where
             Bind::Double(d) => q.bind(*d),
         };
     }
-    let mut rows = q.fetch(pool);
-    while let Some(row) = rows.try_next().await? {
-        if !feed.take(&row)? {
-            break;
-        }
-    }
-    Ok(feed)
+    q
 }
 
 async fn read_any<S: Sink>(db: &Db, sql: &Sql, mut feed: Feed<S>) -> Result<Feed<S>, ODataError> {
-    let mut q = sqlx::query(&sql.text);
-    for bind in &sql.binds {
-        q = match bind {
-            Bind::Null => q.bind(None::<String>),
-            Bind::Bool(b) => q.bind(*b),
-            Bind::Int(i) => q.bind(*i),
-            Bind::Text(t) | Bind::Decimal(t) => q.bind(t.as_str()),
-            Bind::Double(d) => q.bind(*d),
-        };
-    }
     let blobs_are_text = db.dialect().blobs_are_text();
-    let mut rows = q.fetch(db.pool());
+    let mut rows = bound::<sqlx::Any>(sql).fetch(db.pool());
     while let Some(row) = rows.try_next().await? {
         let row = SqlxRow {
             row: &row,
