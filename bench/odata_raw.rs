@@ -9,7 +9,7 @@
 //! page starts at the first row), in the dialect of the database named.
 //!
 //! On SQLite it then runs them on the same file through the same read threads
-//! (`Db::connect`, then its plain SQLite connections on their threads, as the
+//! (`SqliteReader::for_url`: plain SQLite connections on their threads, as the
 //! OData service reads) by 16 concurrent tasks on 2 runtime threads, with no
 //! HTTP and no JSON: every row is stepped through and each column read;
 //! encoding it is not part of the limit. With `--json`, each page is also
@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gatehouse::db::{bind_numbered, Db, Dialect, ReadError};
+use gatehouse::db::{bind_numbered, Dialect, ReadError, ReadLimits, SqliteReader};
 use gatehouse::odata::{
     fetch_query, parse_query, selected_properties, Bind, Caller, EdmType, EntitySet, Fetch, Layout,
     Model, Page, PagePlan, Property, Scopes, Sql,
@@ -128,14 +128,11 @@ fn run_once(conn: &rusqlite::Connection, plan: &Plan) -> Result<(u64, Option<i64
     Ok((n, total))
 }
 
-async fn run_on(db: &Db, plan: Arc<Plan>) -> Result<(u64, Option<i64>), ReadError> {
-    let reader = db
-        .sqlite_reader()
-        .ok_or_else(|| ReadError::Pool("not a SQLite file".into()))?;
+async fn run_on(reader: &SqliteReader, plan: Arc<Plan>) -> Result<(u64, Option<i64>), ReadError> {
     reader.read(move |conn| run_once(conn, &plan)).await
 }
 
-async fn measure(db: &Db, plan: Arc<Plan>, seconds: f64) -> Result<f64, ReadError> {
+async fn measure(db: &SqliteReader, plan: Arc<Plan>, seconds: f64) -> Result<f64, ReadError> {
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
@@ -170,7 +167,6 @@ fn literal(bind: &Bind, dialect: Dialect) -> String {
         _ => format!("'{}'", t.replace('\'', "''")),
     };
     match bind {
-        Bind::Null => "NULL".to_owned(),
         Bind::Bool(b) => match (dialect, b) {
             (Dialect::Sqlite, true) => "1".to_owned(),
             (Dialect::Sqlite, false) => "0".to_owned(),
@@ -336,7 +332,8 @@ fn main() {
         .build()
         .expect("runtime");
     let result: Result<(), String> = runtime.block_on(async {
-        let db = Db::connect(&url).await.map_err(|e| e.to_string())?;
+        let db = SqliteReader::for_url(&url, ReadLimits::default())
+            .ok_or_else(|| format!("{url} is not a SQLite file"))?;
         for plan in &plans {
             let failed = |e: ReadError| e.to_string();
             let (rows, total) = run_on(&db, plan.clone()).await.map_err(failed)?;

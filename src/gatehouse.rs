@@ -103,15 +103,38 @@ impl Gatehouse {
         })
     }
 
-    async fn build_state(&self, rocket: &Rocket<Build>) -> Result<GatehouseState, String> {
+    /// The host's [`Db`] if it attached one, else the pool Gatehouse opens
+    /// and manages itself.
+    async fn database(
+        rocket: Rocket<Build>,
+        settings: &Settings,
+    ) -> Result<(Rocket<Build>, Db), (Rocket<Build>, String)> {
+        if let Some(db) = rocket.state::<Db>() {
+            let db = db.clone();
+            return Ok((rocket, db));
+        }
+        match Db::open(&settings.database_url).await {
+            Ok(db) => Ok((rocket.manage(db.clone()), db)),
+            Err(e) => Err((
+                rocket,
+                format!("cannot open database `databases.main.url`: {e}"),
+            )),
+        }
+    }
+
+    async fn build_state(
+        &self,
+        rocket: &Rocket<Build>,
+        settings: Settings,
+        db: &Db,
+    ) -> Result<GatehouseState, String> {
         let routes = Self::host_routes(rocket).map_err(|e| e.to_string())?;
-        let settings = Settings::from_figment(rocket.figment()).map_err(|e| e.to_string())?;
         let limits = ReadLimits {
             statement_timeout_ms: settings.odata.statement_timeout_ms,
             max_connections: settings.odata.max_connections,
         };
-        let db = Db::connect_with(&settings.database_url, limits)
-            .await
+        let db = db
+            .with_reads(limits)
             .map_err(|e| format!("cannot open database `databases.main.url`: {e}"))?;
         db.migrate()
             .await
@@ -185,8 +208,18 @@ impl Fairing for Gatehouse {
     }
 
     async fn on_ignite(&self, rocket: Rocket<Build>) -> fairing::Result {
-        match self.build_state(&rocket).await {
-            Ok(state) => Ok(rocket
+        let built = match Settings::from_figment(rocket.figment()) {
+            Err(e) => Err((rocket, e.to_string())),
+            Ok(settings) => match Self::database(rocket, &settings).await {
+                Err(failed) => Err(failed),
+                Ok((rocket, db)) => match self.build_state(&rocket, settings, &db).await {
+                    Ok(state) => Ok((rocket, state)),
+                    Err(message) => Err((rocket, message)),
+                },
+            },
+        };
+        match built {
+            Ok((rocket, state)) => Ok(rocket
                 .manage(state)
                 .mount(
                     "/",
@@ -221,7 +254,7 @@ impl Fairing for Gatehouse {
                     "/",
                     catchers![unauthorized, forbidden, server_error, unavailable],
                 )),
-            Err(message) => {
+            Err((rocket, message)) => {
                 tracing::error!("Gatehouse cannot start: {message}");
                 eprintln!("Gatehouse cannot start: {message}");
                 Err(rocket)

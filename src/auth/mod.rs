@@ -8,5 +8,5 @@ mod throttle;
 pub mod tokens;
 pub mod users;
 
-pub use password::{PasswordHasher, QueuePlace, Verification};
-pub use throttle::{Attempt, Begun, Check, Throttle, Throttles};
+pub use password::PasswordHasher;
+pub use throttle::{Attempt, Begun, Throttle, Throttles};

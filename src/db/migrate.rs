@@ -2,13 +2,13 @@
 
 use sqlx::migrate::{MigrateError, Migrator};
 
-use super::{Db, Dialect};
+use super::{DbPool, Dialect};
 
 static SQLITE: Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES: Migrator = sqlx::migrate!("migrations/postgres");
 static MYSQL: Migrator = sqlx::migrate!("migrations/mysql");
 
-pub(super) async fn run(db: &Db) -> Result<(), MigrateError> {
+pub(super) async fn run(db: &DbPool) -> Result<(), MigrateError> {
     let migrator = match db.dialect() {
         Dialect::Sqlite => &SQLITE,
         Dialect::Postgres => &POSTGRES,

@@ -25,17 +25,138 @@ use sqlx::{Any, AnyPool, Connection, Executor, Row, ValueRef};
 /// A statement on sqlx's `Any` driver, with its binds.
 pub type AnyQuery<'q> = Query<'q, Any, AnyArguments<'q>>;
 
-/// A handle to the `main` database: a pool and the dialect spoken by it.
+/// Gatehouse's database, `databases.main`: one pool that sign-in, sessions
+/// and the host's own handlers share, as a [`rocket_db_pools::Database`].
 ///
-/// Cheap to clone; every clone shares the pool.
+/// Gatehouse attaches it on ignite unless the host attached `Db::init()`
+/// before Gatehouse; either way there is one pool. A handler takes
+/// `Connection<Db>` for a connection of its own, or `&Db` (through
+/// [`rocket_db_pools::Database::fetch`] or `&State<Db>`) to reach the
+/// pool and the [`Dialect`]:
+///
+/// ```no_run
+/// use gatehouse::Db;
+/// use rocket::{get, State};
+///
+/// #[get("/projects/count")]
+/// async fn projects(db: &State<Db>) -> Option<String> {
+///     let row = db.fetch_optional(db.query("SELECT COUNT(*) AS n FROM projects")).await.ok()??;
+///     sqlx::Row::try_get::<i64, _>(&row, "n").ok().map(|n| n.to_string())
+/// }
+/// ```
 #[derive(Clone, Debug)]
-pub struct Db {
+pub struct Db(DbPool);
+
+impl rocket_db_pools::Database for Db {
+    type Pool = DbPool;
+    const NAME: &'static str = "main";
+}
+
+impl From<DbPool> for Db {
+    fn from(pool: DbPool) -> Self {
+        Self(pool)
+    }
+}
+
+impl std::ops::Deref for Db {
+    type Target = DbPool;
+    fn deref(&self) -> &DbPool {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Db {
+    fn deref_mut(&mut self) -> &mut DbPool {
+        &mut self.0
+    }
+}
+
+/// The pool behind [`Db`] and the dialect spoken by it; cheap to clone,
+/// every clone shares the pool.
+#[derive(Clone)]
+pub struct DbPool {
     pool: AnyPool,
     dialect: Dialect,
+    /// Where the pool connects; kept for the bulk-read connections and never
+    /// printed (it may hold a password).
+    url: std::sync::Arc<str>,
     reader: Option<SqliteReader>,
     /// A server engine's connections for bulk reads (OData), apart from
     /// `pool`, with the statement timeout set on each.
     reads: Option<ReadPool>,
+}
+
+impl std::fmt::Debug for DbPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DbPool")
+            .field("dialect", &self.dialect)
+            .field("size", &self.pool.size())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How big the shared pool is and how long a request waits for one of its
+/// connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolSize {
+    /// Connections at most.
+    pub max_connections: u32,
+    /// Seconds a request waits for a free connection.
+    pub acquire_timeout_secs: u64,
+}
+
+impl PoolSize {
+    /// Gatehouse's sizes when it opens the pool itself: 8 connections on
+    /// SQLite (one file, one writer), 16 on a server engine.
+    pub fn default_for(dialect: Dialect) -> Self {
+        let max_connections = match dialect {
+            Dialect::Sqlite => 8,
+            Dialect::Postgres | Dialect::MySql => 16,
+        };
+        Self {
+            max_connections,
+            acquire_timeout_secs: 10,
+        }
+    }
+}
+
+/// The keys of `databases.main` the pool reads when the host attaches
+/// `Db::init()`: rocket_db_pools' own names.
+#[derive(serde::Deserialize)]
+struct PoolConfig {
+    url: String,
+    max_connections: Option<u32>,
+    connect_timeout: Option<u64>,
+}
+
+#[rocket::async_trait]
+impl rocket_db_pools::Pool for DbPool {
+    type Connection = sqlx::pool::PoolConnection<Any>;
+    type Error = DbError;
+
+    async fn init(figment: &rocket::figment::Figment) -> Result<Self, DbError> {
+        let config: PoolConfig = figment
+            .extract()
+            .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?;
+        let dialect =
+            Dialect::from_url(&config.url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
+        let default = PoolSize::default_for(dialect);
+        let size = PoolSize {
+            max_connections: config.max_connections.unwrap_or(default.max_connections),
+            acquire_timeout_secs: config
+                .connect_timeout
+                .unwrap_or(default.acquire_timeout_secs),
+        };
+        Self::open(&config.url, size).await
+    }
+
+    async fn get(&self) -> Result<Self::Connection, DbError> {
+        self.pool.acquire().await
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
 }
 
 /// A server engine's pool for bulk reads, on the engine's own driver: rows
@@ -73,60 +194,93 @@ impl Default for ReadLimits {
 pub type DbError = sqlx::Error;
 
 impl Db {
-    /// Connects to `url` (`sqlite://…`, `postgres://…`, `mysql://…`).
-    ///
-    /// SQLite connections run in WAL mode with a busy timeout, so concurrent
-    /// requests wait for each other instead of failing with "database is locked".
-    /// MySQL connections read committed, as PostgreSQL's do.
+    /// Connects to `url` (`sqlite://…`, `postgres://…`, `mysql://…`) with
+    /// Gatehouse's pool sizes and bulk reads held to `ReadLimits::default()`.
     pub async fn connect(url: &str) -> Result<Self, DbError> {
         Self::connect_with(url, ReadLimits::default()).await
     }
 
     /// As [`Db::connect`], with bulk reads held to `limits`.
     pub async fn connect_with(url: &str, limits: ReadLimits) -> Result<Self, DbError> {
+        Self::open(url).await?.with_reads(limits)
+    }
+
+    /// The shared pool alone, with Gatehouse's sizes: what Gatehouse manages
+    /// when the host attached no `Db`.
+    pub(crate) async fn open(url: &str) -> Result<Self, DbError> {
+        let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
+        Ok(Self(DbPool::open(url, PoolSize::default_for(dialect)).await?))
+    }
+
+    /// The same pool with bulk reads (OData) held to `limits`: a SQLite
+    /// file gets its read threads, a server engine a pool of its own.
+    pub fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
+        Ok(Self(self.0.with_reads(limits)?))
+    }
+}
+
+impl DbPool {
+    /// Opens the pool at `url`.
+    ///
+    /// SQLite connections run in WAL mode with a busy timeout, so concurrent
+    /// requests wait for each other instead of failing with "database is locked".
+    /// MySQL connections read committed, as PostgreSQL's do.
+    async fn open(url: &str, size: PoolSize) -> Result<Self, DbError> {
         sqlx::any::install_default_drivers();
         let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
         let mut options = AnyPoolOptions::new()
-            .max_connections(if dialect == Dialect::Sqlite { 8 } else { 16 })
-            .acquire_timeout(Duration::from_secs(10));
-        if dialect == Dialect::Sqlite {
-            options = options.after_connect(|conn, _| {
-                Box::pin(async move {
-                    // The busy timeout first: switching to WAL takes a lock
-                    // another process may hold while it starts too.
-                    conn.execute("PRAGMA busy_timeout = 10000").await?;
-                    conn.execute("PRAGMA journal_mode = WAL").await?;
-                    conn.execute("PRAGMA synchronous = NORMAL").await?;
-                    conn.execute("PRAGMA foreign_keys = ON").await?;
-                    Ok(())
-                })
-            });
+            .max_connections(size.max_connections)
+            .acquire_timeout(Duration::from_secs(size.acquire_timeout_secs));
+        match dialect {
+            Dialect::Sqlite => {
+                options = options.after_connect(|conn, _| {
+                    Box::pin(async move {
+                        // The busy timeout first: switching to WAL takes a
+                        // lock another process may hold while it starts too.
+                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                        Ok(())
+                    })
+                });
+            }
+            Dialect::MySql => {
+                options = options.after_connect(|conn, _| {
+                    Box::pin(async move {
+                        conn.execute(MYSQL_READ_COMMITTED).await?;
+                        Ok(())
+                    })
+                });
+            }
+            Dialect::Postgres => {}
         }
-        if dialect == Dialect::MySql {
-            options = options.after_connect(|conn, _| {
-                Box::pin(async move {
-                    conn.execute(MYSQL_READ_COMMITTED).await?;
-                    Ok(())
-                })
-            });
-        }
-        let pool = options.connect(url).await?;
-        let (reader, reads) = match dialect {
+        Ok(Self {
+            pool: options.connect(url).await?,
+            dialect,
+            url: url.into(),
+            reader: None,
+            reads: None,
+        })
+    }
+
+    fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
+        let url = &*self.url;
+        let (reader, reads) = match self.dialect {
             Dialect::Sqlite => (SqliteReader::for_url(url, limits), None),
             Dialect::Postgres => (None, Some(postgres_reads(url, limits)?)),
             Dialect::MySql => (None, Some(mysql_reads(url, limits)?)),
         };
         Ok(Self {
-            pool,
-            dialect,
             reader,
             reads,
+            ..self.clone()
         })
     }
 
     /// The connections bulk reads (OData) use on a server engine; `None` on
-    /// SQLite, which reads through [`Db::sqlite_reader`] or the pool.
-    pub fn read_pool(&self) -> Option<&ReadPool> {
+    /// SQLite, which reads through [`DbPool::sqlite_reader`] or the pool.
+    pub(crate) fn read_pool(&self) -> Option<&ReadPool> {
         self.reads.as_ref()
     }
 
@@ -141,7 +295,7 @@ impl Db {
     }
 
     /// The read threads with plain SQLite connections, for a SQLite file.
-    pub fn sqlite_reader(&self) -> Option<&SqliteReader> {
+    pub(crate) fn sqlite_reader(&self) -> Option<&SqliteReader> {
         self.reader.as_ref()
     }
 

@@ -140,7 +140,6 @@ pub fn bind_numbered(
             continue;
         };
         match bind {
-            Bind::Null => stmt.raw_bind_parameter(at, rusqlite::types::Null)?,
             Bind::Bool(b) => stmt.raw_bind_parameter(at, i64::from(*b))?,
             Bind::Int(i) => stmt.raw_bind_parameter(at, *i)?,
             Bind::Text(t) | Bind::Decimal(t) => stmt.raw_bind_parameter(at, t.as_str())?,

@@ -46,6 +46,7 @@ pub struct BatchRequest {
 
 impl BatchRequest {
     /// The first value of header `name` (any case).
+    #[cfg(test)]
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()

@@ -1,15 +1,24 @@
-//! OData query parsing: the first pure step of the `/odata` pipeline. It turns
-//! a request's raw query string into a [`Query`] AST (with `$filter` as an
-//! [`Expr`] tree and `$search` as a [`SearchExpr`]), refusing unknown or
+//! OData entity sets: what a host declares ([`EntitySet`], [`Property`],
+//! [`Navigation`], [`Scope`]) and, inside the crate, the `/odata` pipeline.
+//!
+//! The pipeline's first pure step is query parsing. It turns
+//! a request's raw query string into a `Query` AST (with `$filter` as an
+//! [`Expr`] tree and `$search` as a `SearchExpr`), refusing unknown or
 //! repeated options, malformed values and queries too large or too deeply
 //! nested to be cheap, with a [`ParseError`] naming the option and position.
 //! It knows nothing of the entity model, SQL or HTTP; checking names against
 //! the model, building SQL and answering requests are later steps.
 //!
+//! A scope is a `$filter` expression computed for each caller:
+//!
 //! ```
-//! use gatehouse::odata::parse_query;
-//! let q = parse_query("$filter=organisation/name%20eq%20'Acme'&$top=10").unwrap();
-//! assert_eq!(q.to_string(), "$filter=organisation/name eq 'Acme'&$top=10");
+//! use gatehouse::odata::{parse_filter, Caller, Literal, Scope};
+//! let own_rows = Scope::new(|caller: &Caller| {
+//!     let id = caller.user_id.unwrap_or(0);
+//!     parse_filter(&format!("owner_id eq {id}")).unwrap()
+//! });
+//! assert_eq!(own_rows.filter(&Caller { user_id: Some(7) }).to_string(), "owner_id eq 7");
+//! # let _ = Literal::Null;
 //! ```
 
 #![warn(missing_docs)]
@@ -35,29 +44,45 @@ mod search;
 mod service;
 mod sql;
 mod sql_expr;
+#[cfg(any(test, feature = "internals"))]
+mod statements;
 
 #[cfg(test)]
 mod fixture;
 #[cfg(test)]
 mod proptests;
 
-pub use batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
-pub use check::check_query;
-pub use declare::{declared_sets, NavigationConfig, SetConfig};
+// What a host declares a set with: its properties, navigations and scope.
+pub use declare::{NavigationConfig, SetConfig};
 pub use error::ParseError;
-pub use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS};
-pub use fetch::{count_per_value, count_restricted, fetch_query, Fetch, Restriction};
-pub use filter::{parse_filter, MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT};
-pub use metadata::{metadata_xml, service_document, NAMESPACE};
-pub use model::{EdmType, EntitySet, Model, Navigation, NavigationKind, Property};
-pub use options::{parse_query, MAX_QUERY_LENGTH};
-pub use paging::{next_link, PagePlan, PageSize, DEFAULT_PAGE_SIZE};
+pub use filter::parse_filter;
+pub use model::{EdmType, EntitySet, Navigation, NavigationKind, Property};
 pub use query::{
-    BinaryOp, ExpandItem, Expr, Format, Function, Guid, LambdaPredicate, Literal, OrderItem, Path,
-    Quantifier, Query, SearchExpr, Select, UnaryOp,
+    BinaryOp, Expr, Function, Guid, LambdaPredicate, Literal, Path, Quantifier, UnaryOp,
 };
-pub use resolve::QueryError;
-pub use scope::{Caller, Scope, Scopes};
-pub use search::parse_search;
-pub use service::{routes, Cell, Cells, Layout, ODataError, Reply, Service};
-pub use sql::{count_query, filter_sql, page_query, selected_properties, Bind, Page, Sql};
+pub use scope::{Caller, Scope};
+
+// The pipeline itself.
+crate::internal! {
+    use batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
+}
+crate::internal! { use check::check_query; }
+crate::internal! { use declare::declared_sets; }
+crate::internal! { use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS}; }
+crate::internal! {
+    use fetch::{count_per_value, count_restricted, fetch_query, Fetch, Restriction};
+}
+crate::internal! { use filter::{MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT}; }
+crate::internal! { use metadata::{metadata_xml, service_document, NAMESPACE}; }
+crate::internal! { use model::Model; }
+crate::internal! { use options::{parse_query, MAX_QUERY_LENGTH}; }
+crate::internal! { use paging::{next_link, PagePlan, PageSize, DEFAULT_PAGE_SIZE}; }
+crate::internal! { use query::{ExpandItem, Format, OrderItem, Query, SearchExpr, Select}; }
+crate::internal! { use resolve::QueryError; }
+crate::internal! { use scope::Scopes; }
+#[cfg(any(test, feature = "internals"))]
+crate::internal! { use search::parse_search; }
+crate::internal! { use service::{routes, Cell, Cells, Layout, ODataError, Reply, Service}; }
+crate::internal! { use sql::{selected_properties, Bind, Page, Sql}; }
+#[cfg(any(test, feature = "internals"))]
+crate::internal! { use statements::{count_query, filter_sql, page_query}; }

@@ -125,6 +125,7 @@ impl PagePlan {
 
     /// Rows to ask the database for: one more than [`rows`](Self::rows), so
     /// that the presence of an extra row tells whether more rows exist.
+    #[cfg(test)]
     pub fn probe_rows(&self) -> u64 {
         self.rows.saturating_add(1)
     }

@@ -14,6 +14,7 @@ use super::query::SearchExpr;
 /// let e = parse_search("blue NOT \"sky high\"").unwrap();
 /// assert_eq!(e.to_string(), "blue AND NOT \"sky high\"");
 /// ```
+#[cfg(any(test, feature = "internals"))]
 pub fn parse_search(input: &str) -> Result<SearchExpr, ParseError> {
     parse_search_expr(input, "$search").map_err(|e| e.in_chars(input))
 }

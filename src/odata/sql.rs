@@ -21,9 +21,7 @@
 //! assert_eq!(sql.binds, [Bind::Text("Rex".into()), Bind::Int(11), Bind::Int(0)]);
 //! ```
 
-use super::check::check_query;
-use super::fetch::{count_restricted, fetch_query, Fetch};
-use super::model::{EntitySet, Model, Property};
+use super::model::{EntitySet, Property};
 use super::query::{BinaryOp, Expr, Literal, Path, Query, SearchExpr, Select};
 use super::resolve::{resolve, QueryError};
 use super::sql_expr::{false_if_null, Writer};
@@ -32,8 +30,6 @@ use crate::db::Dialect;
 /// A value bound to a placeholder of generated SQL.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bind {
-    /// SQL null.
-    Null,
     /// A boolean (an integer 0/1 where the engine has no booleans).
     Bool(bool),
     /// A 64-bit integer.
@@ -110,53 +106,6 @@ pub fn selected_properties<'s>(set: &'s EntitySet, select: Option<&Select>) -> V
         _ => true,
     };
     set.properties.iter().filter(|p| chosen(p)).collect()
-}
-
-/// The condition a `$filter` expression sets on `set`'s rows (aliased
-/// `"t0"`), checked against the model first.
-pub fn filter_sql(
-    model: &Model,
-    set: &EntitySet,
-    filter: &Expr,
-    dialect: Dialect,
-) -> Result<Sql, QueryError> {
-    let query = Query {
-        filter: Some(filter.clone()),
-        ..Query::default()
-    };
-    check_query(model, set, &query)?;
-    let mut w = Writer::new(model, set, dialect);
-    let text = w.expr(filter)?.sql;
-    Ok(Sql::finish(text, w.binds, dialect))
-}
-
-/// The statement fetching one page of `query` over `set`.
-pub fn page_query(
-    model: &Model,
-    set: &EntitySet,
-    query: &Query,
-    page: Page,
-    dialect: Dialect,
-) -> Result<Sql, QueryError> {
-    let fetch = Fetch {
-        restriction: None,
-        per_value: false,
-        internal: Vec::new(),
-        page,
-        scopes: None,
-        count: false,
-    };
-    fetch_query(model, set, query, &fetch, dialect)
-}
-
-/// The statement counting the rows `query`'s `$filter` and `$search` admit.
-pub fn count_query(
-    model: &Model,
-    set: &EntitySet,
-    query: &Query,
-    dialect: Dialect,
-) -> Result<Sql, QueryError> {
-    count_restricted(model, set, query, None, None, dialect)
 }
 
 pub(crate) fn clamp(n: u64) -> i64 {

@@ -1,7 +1,8 @@
 use crate::db::Dialect;
+use crate::odata::filter_sql;
 use crate::odata::fixture::model;
 use crate::odata::parse_filter;
-use crate::odata::sql::{filter_sql, Bind};
+use crate::odata::sql::Bind;
 use Dialect::{MySql, Postgres, Sqlite};
 
 fn filter(d: Dialect, input: &str) -> (String, Vec<Bind>) {

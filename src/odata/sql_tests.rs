@@ -1,6 +1,6 @@
 use super::*;
 use crate::odata::fixture::model;
-use crate::odata::parse_query;
+use crate::odata::{count_query, page_query, parse_query};
 use Dialect::{MySql, Postgres, Sqlite};
 
 fn page(d: Dialect, query: &str, offset: u64, size: u64) -> Sql {

@@ -15,7 +15,7 @@ pub mod store;
 
 pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
-pub use remember::{forget as forget_remembered, remember, remember_cookie_name, REMEMBER_COOKIE};
+pub use remember::{forget as forget_remembered, remember};
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 

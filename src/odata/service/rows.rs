@@ -562,7 +562,6 @@ where
     let mut q = sqlx::query::<DB>(&sql.text);
     for bind in &sql.binds {
         q = match bind {
-            Bind::Null => q.bind(None::<&str>),
             Bind::Bool(b) => q.bind(*b),
             Bind::Int(i) => q.bind(*i),
             Bind::Text(t) | Bind::Decimal(t) => q.bind(t.as_str()),

@@ -1,6 +1,8 @@
 //! The reference host: the application `cargo run` serves. It shows how a host
-//! uses the add-on — named routes, a guarded page, an intent dispenser and an
-//! org-setup handler — and carries the `gatehouse` command line.
+//! uses the add-on through its public API only — named routes, a guarded page,
+//! an intent dispenser and an org-setup handler, OData sets — and carries the
+//! `gatehouse` command line. It is a package of its own: a host depending on
+//! `gatehouse` compiles none of it.
 
 pub mod cli;
 mod demo;
@@ -13,7 +15,7 @@ pub use org::{OrgDispenser, OrgHandler};
 use rocket::figment::Figment;
 use rocket::{routes, Build, Rocket};
 
-use crate::Gatehouse;
+use gatehouse::Gatehouse;
 
 /// The reference host on `figment` (Rocket's configuration sources).
 pub fn rocket(figment: Figment) -> Rocket<Build> {

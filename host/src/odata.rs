@@ -2,7 +2,7 @@
 //! password hash or remember token) and `Organisations`, each scoped to the
 //! caller's organisation, with navigations both ways.
 
-use crate::odata::{
+use gatehouse::odata::{
     parse_filter, Caller, EdmType, EntitySet, Expr, Literal, Navigation, Property, Scope,
 };
 

@@ -47,7 +47,7 @@ pub async fn spawn_app() -> TestApp {
 
 /// A reference host with extra configuration.
 pub async fn spawn_app_with(configure: impl FnOnce(Figment) -> Figment) -> TestApp {
-    spawn_host(|f| gatehouse::host::rocket(configure(f))).await
+    spawn_host(|f| gatehouse_host::rocket(configure(f))).await
 }
 
 /// Any host, built by `build` from the test figment, on a fresh database.
@@ -89,7 +89,7 @@ impl TestApp {
         &self,
         configure: impl FnOnce(Figment) -> Figment,
     ) -> Client {
-        Client::untracked(gatehouse::host::rocket(configure(figment(
+        Client::untracked(gatehouse_host::rocket(configure(figment(
             &self.database_url,
         ))))
         .await

@@ -3,11 +3,8 @@
 
 use rocket::fairing::{self, Fairing, Info, Kind};
 use rocket::{Build, Rocket};
-use secrecy::SecretString;
 
-use crate::auth::users;
-use crate::domain::{Email, SecretToken};
-use crate::GatehouseState;
+use gatehouse::{AccountError, Accounts, Email};
 
 /// Address of the demo account.
 pub const DEMO_EMAIL: &str = "demo@example.org";
@@ -25,13 +22,13 @@ impl Fairing for DemoAccount {
     }
 
     async fn on_ignite(&self, rocket: Rocket<Build>) -> fairing::Result {
-        let Some(gh) = rocket.state::<GatehouseState>() else {
+        let Some(accounts) = Accounts::of(&rocket) else {
             return Ok(rocket);
         };
-        if !gh.settings.debug_profile {
+        if !accounts.settings().debug_profile {
             return Ok(rocket);
         }
-        match users::count(&gh.db).await {
+        match accounts.count().await {
             Ok(0) => {}
             Ok(_) => return Ok(rocket),
             Err(e) => {
@@ -39,18 +36,21 @@ impl Fairing for DemoAccount {
                 return Err(rocket);
             }
         }
-        let password = format!("demo-{}", &SecretToken::generate().expose()[..16]);
+        // Long enough for the configured policy (at least 16 random digits).
+        let digits = accounts
+            .settings()
+            .auth
+            .password_min_length
+            .saturating_sub(5)
+            .max(16);
+        let password = format!("demo-{}", random_hex(digits));
         let Some(email) = Email::parse(DEMO_EMAIL) else {
             return Err(rocket);
         };
-        let hash = match gh.hasher.hash(&SecretString::from(password.clone())).await {
-            Ok(hash) => hash,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot hash the demo password");
-                return Err(rocket);
-            }
-        };
-        match users::create(&gh.db, "Demo User", &email, &hash).await {
+        match accounts
+            .add_user(&email, Some("Demo User"), password.clone().into())
+            .await
+        {
             Ok(_) => {
                 println!(
                     "Demo account (debug profile only): email {DEMO_EMAIL}  password {password}"
@@ -58,11 +58,18 @@ impl Fairing for DemoAccount {
                 Ok(rocket)
             }
             // Another instance starting on the same database made it first.
-            Err(users::CreateUserError::Duplicate) => Ok(rocket),
+            Err(AccountError::Duplicate(_)) => Ok(rocket),
             Err(e) => {
                 tracing::error!(error = %e, "cannot create the demo account");
                 Err(rocket)
             }
         }
     }
+}
+
+/// `digits` random hexadecimal digits.
+fn random_hex(digits: usize) -> String {
+    (0..digits)
+        .map(|_| char::from_digit(rand::random::<u32>() % 16, 16).unwrap_or('0'))
+        .collect()
 }

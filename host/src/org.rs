@@ -3,11 +3,9 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, DbError};
-use crate::error::FieldErrors;
-use crate::{
-    AuthUser, DefaultDispenser, Intent, IntentContext, IntentDispenser, IntentResult,
-    OrgSetupHandler, OrgSetupRequest,
+use gatehouse::{
+    AuthUser, Db, DbError, DefaultDispenser, FieldErrors, Intent, IntentContext, IntentDispenser,
+    IntentResult, OrgSetupHandler, OrgSetupRequest,
 };
 
 /// Sends a user without an organisation to `org_setup`, everyone else where

@@ -5,7 +5,8 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use gatehouse::{AuthEvent, AuthEventListener, AuthUser, Gatehouse, GatehouseState};
+use gatehouse::state::GatehouseState;
+use gatehouse::{AuthEvent, AuthEventListener, AuthUser, Gatehouse};
 use rocket::http::{ContentType, Cookie, Header, Status};
 use rocket::local::asynchronous::{Client, LocalResponse};
 use rocket::{get, routes};

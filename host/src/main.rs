@@ -2,7 +2,7 @@
 
 fn main() -> std::process::ExitCode {
     limit_allocator_arenas();
-    gatehouse::host::cli::main()
+    gatehouse_host::cli::main()
 }
 
 /// glibc gives each thread that allocates its own arena (up to eight per

@@ -5,15 +5,9 @@ use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 
-use crate::auth::users::{self, CreateUserError};
-use crate::auth::PasswordHasher;
-use crate::config::HashAlgorithm;
-use crate::db::Db;
-use crate::domain::{Email, Password, SecretToken};
-use crate::session::store;
-use crate::Settings;
+use gatehouse::{AccountError, Accounts, Email};
 
 /// Gatehouse reference host.
 #[derive(Debug, Parser)]
@@ -81,9 +75,9 @@ enum TokenCommand {
 #[error("{0}")]
 struct CliError(String);
 
-impl From<sqlx::Error> for CliError {
-    fn from(e: sqlx::Error) -> Self {
-        CliError(format!("database error: {e}"))
+impl From<AccountError> for CliError {
+    fn from(e: AccountError) -> Self {
+        CliError(e.to_string())
     }
 }
 
@@ -118,7 +112,7 @@ fn serve() -> ExitCode {
     // The stopped server is dropped while the runtime still runs: its
     // database pools close their connections on the runtime's threads.
     let served = rocket::execute(async {
-        super::rocket(rocket::Config::figment())
+        crate::rocket(rocket::Config::figment())
             .launch()
             .await
             .map(drop)
@@ -144,23 +138,15 @@ fn init_tracing() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
 }
 
-async fn open() -> Result<(Settings, Db), CliError> {
-    let settings =
-        Settings::from_figment(&rocket::Config::figment()).map_err(|e| CliError(e.to_string()))?;
-    let db = Db::connect(&settings.database_url)
-        .await
-        .map_err(|e| CliError(format!("cannot open database `databases.main.url`: {e}")))?;
-    db.migrate()
-        .await
-        .map_err(|e| CliError(format!("database migration failed: {e}")))?;
-    Ok((settings, db))
+async fn open() -> Result<Accounts, CliError> {
+    Ok(Accounts::open(&rocket::Config::figment()).await?)
 }
 
 fn parse_email(raw: &str) -> Result<Email, CliError> {
     Email::parse(raw).ok_or_else(|| CliError(format!("`{raw}` is not an e-mail address")))
 }
 
-fn read_password(from_stdin: bool) -> Result<String, CliError> {
+fn read_password(from_stdin: bool) -> Result<SecretString, CliError> {
     if from_stdin || !std::io::stdin().is_terminal() {
         let mut line = String::new();
         std::io::stdin()
@@ -168,7 +154,7 @@ fn read_password(from_stdin: bool) -> Result<String, CliError> {
             .read_line(&mut line)
             .map_err(|e| CliError(format!("cannot read the password: {e}")))?;
         let line = line.strip_suffix('\n').unwrap_or(&line);
-        return Ok(line.strip_suffix('\r').unwrap_or(line).to_owned());
+        return Ok(line.strip_suffix('\r').unwrap_or(line).into());
     }
     let first = rpassword::prompt_password("Password: ").map_err(|e| CliError(e.to_string()))?;
     let again =
@@ -176,36 +162,7 @@ fn read_password(from_stdin: bool) -> Result<String, CliError> {
     if first != again {
         return Err(CliError("the passwords do not match".into()));
     }
-    Ok(first)
-}
-
-async fn checked_hash(
-    settings: &Settings,
-    raw: String,
-    hints: &[&str],
-) -> Result<String, CliError> {
-    let min = settings.auth.password_min_length;
-    let password = Password::parse(raw, min, hints)
-        .and_then(|p| p.hashable_by(settings.auth.hash))
-        .map_err(|rejection| {
-            CliError(match rejection.code() {
-                "min_length" => format!("the password must have at least {min} characters"),
-                "max_length" => match settings.auth.hash {
-                    HashAlgorithm::Bcrypt => {
-                        "the password must have at most 128 characters and 72 bytes".into()
-                    }
-                    HashAlgorithm::Argon2id => {
-                        "the password must have at most 128 characters".into()
-                    }
-                },
-                _ => "the password is too common or too easy to guess".into(),
-            })
-        })?;
-    PasswordHasher::new(settings.auth.hash, 0)
-        .map_err(|e| CliError(format!("cannot start a hashing thread: {e}")))?
-        .hash(&SecretString::from(password.expose().to_owned()))
-        .await
-        .map_err(CliError)
+    Ok(first.into())
 }
 
 async fn run(command: Command) -> Result<(), CliError> {
@@ -221,37 +178,9 @@ async fn run(command: Command) -> Result<(), CliError> {
             password_stdin,
         }) => {
             let email = parse_email(&email)?;
-            let name = name.unwrap_or_else(|| {
-                email
-                    .as_str()
-                    .split('@')
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned()
-            });
-            if name.trim().is_empty() || name.chars().count() > 255 {
-                return Err(CliError("the name must have 1 to 255 characters".into()));
-            }
-            let (settings, db) = open().await?;
-            if users::find_by_email(&db, &email).await?.is_some() {
-                return Err(CliError(format!(
-                    "a user with email {email} already exists"
-                )));
-            }
-            let hash = checked_hash(
-                &settings,
-                read_password(password_stdin)?,
-                &[email.as_str(), &name],
-            )
-            .await?;
-            let id = users::create(&db, &name, &email, &hash)
-                .await
-                .map_err(|e| match e {
-                    CreateUserError::Duplicate => {
-                        CliError(format!("a user with email {email} already exists"))
-                    }
-                    CreateUserError::Database(e) => e.into(),
-                })?;
+            let accounts = open().await?;
+            let password = read_password(password_stdin)?;
+            let id = accounts.add_user(&email, name.as_deref(), password).await?;
             println!("user {id} created: {email}");
         }
         Command::User(UserCommand::SetPassword {
@@ -259,34 +188,25 @@ async fn run(command: Command) -> Result<(), CliError> {
             password_stdin,
         }) => {
             let email = parse_email(&email)?;
-            let (settings, db) = open().await?;
-            let user = users::find_by_email(&db, &email)
-                .await?
-                .ok_or_else(|| CliError(format!("no user with email {email}")))?;
-            let hash = checked_hash(
-                &settings,
-                read_password(password_stdin)?,
-                &[email.as_str(), &user.name],
-            )
-            .await?;
-            users::set_password_hash(&db, user.id, &hash).await?;
-            users::rotate_remember_token(&db, user.id).await?;
-            let ended = store::delete_for_user(&db, user.id).await?;
+            let accounts = open().await?;
+            let password = read_password(password_stdin)?;
+            let ended = accounts.set_password(&email, password).await?;
             println!("password changed for {email}; {ended} session(s) ended");
         }
         Command::Token(TokenCommand::Create { email, name }) => {
             let email = parse_email(&email)?;
-            if name.trim().is_empty() || name.chars().count() > 255 {
-                return Err(CliError("--name must have 1 to 255 characters".into()));
-            }
-            let (_, db) = open().await?;
-            let user = users::find_by_email(&db, &email)
-                .await?
-                .ok_or_else(|| CliError(format!("no user with email {email}")))?;
-            let token = SecretToken::generate();
-            crate::auth::tokens::create(&db, user.id, &name, &token).await?;
+            let accounts = open().await?;
+            let token = accounts
+                .create_token(&email, &name)
+                .await
+                .map_err(|e| match e {
+                    AccountError::Name(_) => {
+                        CliError("--name must have 1 to 255 characters".into())
+                    }
+                    e => e.into(),
+                })?;
             println!("token \"{name}\" created for {email}; it is shown only once:");
-            println!("{}", token.expose());
+            println!("{}", token.expose_secret());
         }
     }
     Ok(())

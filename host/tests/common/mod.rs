@@ -48,7 +48,7 @@ pub fn gatehouse(db: &TestDb) -> Command {
         .env_remove("RUST_LOG")
         .env(
             "ROCKET_CONFIG",
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("Rocket.toml"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../Rocket.toml"),
         )
         .env("ROCKET_LOG_LEVEL", "off")
         .env("ROCKET_SECRET_KEY", SECRET_KEY)

@@ -152,7 +152,7 @@ async fn serve(db: &TestDb, ui5: PathBuf) -> (String, rocket::Shutdown) {
         .merge(("port", port))
         .merge(("shutdown.ctrlc", false))
         .merge(Toml::string(SETS));
-    let rocket = gatehouse::host::rocket(figment)
+    let rocket = gatehouse_host::rocket(figment)
         .mount("/resources", FileServer::from(ui5))
         .mount("/", rocket::routes![page])
         .ignite()

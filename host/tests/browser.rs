@@ -560,7 +560,7 @@ async fn every_screen_follows_the_dom_contract() {
 
 /// Saves `<screen>-<lang>-<width>.png` for both widths.
 async fn shoot(browser: &Browser, screen: &str, lang: &str) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots");
     for width in [1280, 320] {
         let file = dir.join(format!("{screen}-{lang}-{width}.png"));
         browser.screenshot(width, &file).await;

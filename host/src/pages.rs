@@ -4,7 +4,7 @@ use html_escape::encode_text;
 use rocket::get;
 use rocket::response::content::RawHtml;
 
-use crate::AuthUser;
+use gatehouse::AuthUser;
 
 fn page(title: &str, body: &str) -> RawHtml<String> {
     RawHtml(format!(

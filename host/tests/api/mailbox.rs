@@ -306,7 +306,7 @@ pub async fn spawn_mail_app_with(configure: impl FnOnce(Figment) -> Figment) -> 
 /// Another reference host on `app`'s database with the same mailbox: a
 /// second browser (its client keeps no cookies) behind a load balancer.
 pub async fn second_instance(app: &TestApp, mailbox: &Mailbox) -> Client {
-    Client::untracked(gatehouse::host::rocket(
+    Client::untracked(gatehouse_host::rocket(
         mailbox.configure(figment(&app.database_url)),
     ))
     .await

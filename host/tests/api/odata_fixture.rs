@@ -332,7 +332,7 @@ pub async fn spawn_fixture_with(configure: impl FnOnce(Figment) -> Figment) -> T
     let database = TestDb::new().await;
     create_fixture(&database.url).await;
     spawn_host_at(database, |figment| {
-        gatehouse::host::rocket(configure(figment.merge(Toml::string(FIXTURE_SETS))))
+        gatehouse_host::rocket(configure(figment.merge(Toml::string(FIXTURE_SETS))))
     })
     .await
 }

@@ -59,7 +59,7 @@ async fn spawn_numbers(timeout_ms: u32) -> TestApp {
     let database = numbers_database().await;
     spawn_host_at(database, move |figment| {
         let sets = Toml::string("[odata.sets.Numbers]\ntable = \"numbers\"\npublic = true\n");
-        gatehouse::host::rocket(
+        gatehouse_host::rocket(
             figment
                 .merge(sets)
                 .merge(("odata.statement_timeout_ms", timeout_ms)),

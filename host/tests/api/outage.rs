@@ -91,7 +91,7 @@ async fn a_database_outage_answers_503_and_recovers_without_a_restart() {
     let mut relay = Relay::start(upstream).await;
     url.set_port(Some(relay.address.port())).expect("a port");
     database.url = url.to_string();
-    let app = spawn_host_at(database, gatehouse::host::rocket).await;
+    let app = spawn_host_at(database, gatehouse_host::rocket).await;
     app.create_user("ada@example.org", PASSWORD).await;
     assert_eq!(app.login("ada@example.org", PASSWORD).await, Status::Ok);
 

@@ -1,0 +1,202 @@
+//! Account administration outside a request: what a host's command line or
+//! its own admin tooling does with Gatehouse's accounts (create a user, set a
+//! password, issue an API token), under the same password policy and storage
+//! rules as the screens.
+
+use std::sync::Arc;
+
+use rocket::figment::Figment;
+use rocket::{Phase, Rocket};
+use secrecy::{ExposeSecret, SecretString};
+
+use crate::auth::users::{self, CreateUserError};
+use crate::auth::{tokens, PasswordHasher};
+use crate::config::HashAlgorithm;
+use crate::db::{Db, DbError};
+use crate::domain::{Email, Password, PasswordRejection, SecretToken};
+use crate::session::store;
+use crate::state::GatehouseState;
+use crate::Settings;
+
+/// Names, labels and display names hold 1 to this many characters.
+const MAX_NAME_CHARS: usize = 255;
+
+/// Gatehouse's accounts on one database, with the configured password policy.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), gatehouse::AccountError> {
+/// use gatehouse::{Accounts, Email};
+/// let accounts = Accounts::open(&rocket::Config::figment()).await?;
+/// let email = Email::parse("ada@example.org").expect("an address");
+/// let id = accounts.add_user(&email, None, "a long passphrase of hers".into()).await?;
+/// let token = accounts.create_token(&email, "deploy script").await?;
+/// # let _ = (id, token); Ok(()) }
+/// ```
+pub struct Accounts {
+    settings: Arc<Settings>,
+    db: Db,
+}
+
+/// Why an account operation was refused or failed. The message names the
+/// input at fault and never holds a password.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    /// The configuration is invalid (the message names the key).
+    #[error("{0}")]
+    Config(String),
+    /// The database could not be opened or migrated.
+    #[error("{0}")]
+    Open(String),
+    /// A display name or token label outside 1 to 255 characters.
+    #[error("the {0} must have 1 to 255 characters")]
+    Name(&'static str),
+    /// The password breaks the password policy.
+    #[error("{0}")]
+    Password(String),
+    /// An account with this address exists already.
+    #[error("a user with email {0} already exists")]
+    Duplicate(Email),
+    /// No account has this address.
+    #[error("no user with email {0}")]
+    NoSuchUser(Email),
+    /// A statement failed.
+    #[error("database error: {0}")]
+    Database(#[from] DbError),
+}
+
+impl Accounts {
+    /// Reads the configuration from `figment` (as the server does), opens
+    /// `databases.main` and applies the migrations.
+    pub async fn open(figment: &Figment) -> Result<Self, AccountError> {
+        let settings =
+            Settings::from_figment(figment).map_err(|e| AccountError::Config(e.to_string()))?;
+        let db = Db::connect(&settings.database_url).await.map_err(|e| {
+            AccountError::Open(format!("cannot open database `databases.main.url`: {e}"))
+        })?;
+        db.migrate()
+            .await
+            .map_err(|e| AccountError::Open(format!("database migration failed: {e}")))?;
+        Ok(Self {
+            settings: Arc::new(settings),
+            db,
+        })
+    }
+
+    /// The accounts of an attached Gatehouse, once its ignite has run (for
+    /// a host fairing that runs after it); `None` before.
+    pub fn of<P: Phase>(rocket: &Rocket<P>) -> Option<Self> {
+        rocket.state::<GatehouseState>().map(|gh| Self {
+            settings: gh.settings.clone(),
+            db: gh.db.clone(),
+        })
+    }
+
+    /// The validated configuration these accounts follow.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// How many accounts exist.
+    pub async fn count(&self) -> Result<u64, AccountError> {
+        Ok(u64::try_from(users::count(&self.db).await?).unwrap_or_default())
+    }
+
+    /// Creates an account and answers its id. `name` defaults to the part
+    /// of the address before `@`.
+    pub async fn add_user(
+        &self,
+        email: &Email,
+        name: Option<&str>,
+        password: SecretString,
+    ) -> Result<i64, AccountError> {
+        let name = name.unwrap_or_else(|| email.as_str().split('@').next().unwrap_or_default());
+        check_name("name", name)?;
+        if users::find_by_email(&self.db, email).await?.is_some() {
+            return Err(AccountError::Duplicate(email.clone()));
+        }
+        let hash = self.hash(password, &[email.as_str(), name]).await?;
+        users::create(&self.db, name, email, &hash)
+            .await
+            .map_err(|e| match e {
+                CreateUserError::Duplicate => AccountError::Duplicate(email.clone()),
+                CreateUserError::Database(e) => e.into(),
+            })
+    }
+
+    /// Replaces an account's password, rotates its remember-me token and
+    /// ends every session it has; answers how many sessions were ended.
+    pub async fn set_password(
+        &self,
+        email: &Email,
+        password: SecretString,
+    ) -> Result<u64, AccountError> {
+        let user = self.user(email).await?;
+        let hash = self.hash(password, &[email.as_str(), &user.name]).await?;
+        users::set_password_hash(&self.db, user.id, &hash).await?;
+        users::rotate_remember_token(&self.db, user.id).await?;
+        Ok(store::delete_for_user(&self.db, user.id).await?)
+    }
+
+    /// Issues a personal access token for the account; the token is
+    /// answered once and only its SHA-256 digest is stored.
+    pub async fn create_token(
+        &self,
+        email: &Email,
+        label: &str,
+    ) -> Result<SecretString, AccountError> {
+        check_name("label", label)?;
+        let user = self.user(email).await?;
+        let token = SecretToken::generate();
+        tokens::create(&self.db, user.id, label, &token).await?;
+        Ok(SecretString::from(token.expose().to_owned()))
+    }
+
+    async fn user(&self, email: &Email) -> Result<users::UserRecord, AccountError> {
+        users::find_by_email(&self.db, email)
+            .await?
+            .ok_or_else(|| AccountError::NoSuchUser(email.clone()))
+    }
+
+    /// Checks `raw` against the policy and hashes it on a thread of its own.
+    async fn hash(&self, raw: SecretString, hints: &[&str]) -> Result<String, AccountError> {
+        let auth = &self.settings.auth;
+        let password = Password::parse(
+            raw.expose_secret().to_owned(),
+            auth.password_min_length,
+            hints,
+        )
+        .and_then(|p| p.hashable_by(auth.hash))
+        .map_err(|rejection| AccountError::Password(self.explain(rejection)))?;
+        PasswordHasher::new(auth.hash, 0)
+            .map_err(|e| AccountError::Open(format!("cannot start a hashing thread: {e}")))?
+            .hash(&SecretString::from(password.expose().to_owned()))
+            .await
+            .map_err(AccountError::Open)
+    }
+
+    fn explain(&self, rejection: PasswordRejection) -> String {
+        let auth = &self.settings.auth;
+        match rejection {
+            PasswordRejection::TooShort => format!(
+                "the password must have at least {} characters",
+                auth.password_min_length
+            ),
+            PasswordRejection::TooLong => match auth.hash {
+                HashAlgorithm::Bcrypt => {
+                    "the password must have at most 128 characters and 72 bytes".into()
+                }
+                HashAlgorithm::Argon2id => "the password must have at most 128 characters".into(),
+            },
+            PasswordRejection::TooCommon => {
+                "the password is too common or too easy to guess".into()
+            }
+        }
+    }
+}
+
+fn check_name(what: &'static str, name: &str) -> Result<(), AccountError> {
+    if name.trim().is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(AccountError::Name(what));
+    }
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! Whole statements for one query, each checked against the model first:
+//! what the project's tests, EXPLAIN checks and benchmarks print and run.
+//! Requests go through [`fetch_query`] with their scopes and paging.
+
+use super::check::check_query;
+use super::fetch::{count_restricted, fetch_query, Fetch};
+use super::model::{EntitySet, Model};
+use super::query::{Expr, Query};
+use super::resolve::QueryError;
+use super::sql::{Page, Sql};
+use super::sql_expr::Writer;
+use crate::db::Dialect;
+
+/// The condition a `$filter` expression sets on `set`'s rows (aliased
+/// `"t0"`), checked against the model first.
+pub fn filter_sql(
+    model: &Model,
+    set: &EntitySet,
+    filter: &Expr,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    let query = Query {
+        filter: Some(filter.clone()),
+        ..Query::default()
+    };
+    check_query(model, set, &query)?;
+    let mut w = Writer::new(model, set, dialect);
+    let text = w.expr(filter)?.sql;
+    Ok(Sql::finish(text, w.binds, dialect))
+}
+
+/// The statement fetching one page of `query` over `set`.
+pub fn page_query(
+    model: &Model,
+    set: &EntitySet,
+    query: &Query,
+    page: Page,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    let fetch = Fetch {
+        restriction: None,
+        per_value: false,
+        internal: Vec::new(),
+        page,
+        scopes: None,
+        count: false,
+    };
+    fetch_query(model, set, query, &fetch, dialect)
+}
+
+/// The statement counting the rows `query`'s `$filter` and `$search` admit.
+pub fn count_query(
+    model: &Model,
+    set: &EntitySet,
+    query: &Query,
+    dialect: Dialect,
+) -> Result<Sql, QueryError> {
+    count_restricted(model, set, query, None, None, dialect)
+}
