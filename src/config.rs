@@ -4,6 +4,7 @@
 //! [`Settings::from_figment`] is the only way in: it rejects a bad value with a
 //! message naming the key, so start-up stops before anything is served.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -185,6 +186,53 @@ impl Default for MailSettings {
     }
 }
 
+/// The page size when neither the client nor `odata.pagination.default`
+/// states one.
+pub const DEFAULT_PAGE_SIZE: u64 = 200;
+
+/// `[odata.sets.<Name>]`: one table exposed as an entity set.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetConfig {
+    /// The backing table.
+    pub table: String,
+    /// The key column (default `id`).
+    #[serde(default = "default_key")]
+    pub key: String,
+    /// Whether guests may read the set.
+    #[serde(default)]
+    pub public: bool,
+    /// Columns `$search` matches against.
+    #[serde(default)]
+    pub searchable: Vec<String>,
+    /// Columns never exposed (nor selected).
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// EDM type overrides per column (`price = "Edm.Decimal"`).
+    #[serde(default)]
+    pub types: BTreeMap<String, String>,
+    /// Navigation properties by name.
+    #[serde(default)]
+    pub navigation: BTreeMap<String, NavigationConfig>,
+}
+
+/// One configured navigation: to-one through `column` on this table, or
+/// to-many through `remote_column` on the target's table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NavigationConfig {
+    /// The set the navigation leads to.
+    pub target: String,
+    /// To-one: the foreign-key column on this set's table.
+    pub column: Option<String>,
+    /// To-many: the column on the target's table holding this set's key.
+    pub remote_column: Option<String>,
+}
+
+fn default_key() -> String {
+    "id".to_owned()
+}
+
 /// `[odata]` keys.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -192,7 +240,7 @@ pub struct ODataSettings {
     /// Page sizes.
     pub pagination: PaginationSettings,
     /// Tables exposed as entity sets, by set name.
-    pub sets: std::collections::BTreeMap<String, crate::odata::SetConfig>,
+    pub sets: BTreeMap<String, SetConfig>,
     /// An OData statement running longer than this is cancelled (503
     /// `query_timeout`).
     pub statement_timeout_ms: u32,
@@ -228,7 +276,7 @@ pub struct PaginationSettings {
 impl Default for PaginationSettings {
     fn default() -> Self {
         Self {
-            default: crate::odata::DEFAULT_PAGE_SIZE,
+            default: DEFAULT_PAGE_SIZE,
             max: None,
         }
     }

@@ -127,7 +127,7 @@ impl Gatehouse {
         rocket: &Rocket<Build>,
         settings: Settings,
         db: &Db,
-    ) -> Result<GatehouseState, String> {
+    ) -> Result<(GatehouseState, Service), String> {
         let routes = Self::host_routes(rocket).map_err(|e| e.to_string())?;
         let limits = ReadLimits {
             statement_timeout_ms: settings.odata.statement_timeout_ms,
@@ -148,7 +148,7 @@ impl Gatehouse {
             &settings.mail_sender_name(),
             catalog.clone(),
         )?);
-        Ok(GatehouseState {
+        let state = GatehouseState {
             hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
                 .map_err(|e| format!("cannot start the password hashing threads: {e}"))?,
             throttles: Throttles::new(&db, auth),
@@ -179,8 +179,8 @@ impl Gatehouse {
                 .unwrap_or_else(|| Arc::new(DefaultDispenser)),
             org_setup: self.org_setup.clone(),
             routes,
-            odata: Arc::new(odata),
-        })
+        };
+        Ok((state, odata))
     }
 
     async fn odata_service(&self, db: &Db, settings: &Settings) -> Result<Service, String> {
@@ -213,14 +213,15 @@ impl Fairing for Gatehouse {
             Ok(settings) => match Self::database(rocket, &settings).await {
                 Err(failed) => Err(failed),
                 Ok((rocket, db)) => match self.build_state(&rocket, settings, &db).await {
-                    Ok(state) => Ok((rocket, state)),
+                    Ok(built) => Ok((rocket, built)),
                     Err(message) => Err((rocket, message)),
                 },
             },
         };
         match built {
-            Ok((rocket, state)) => Ok(rocket
+            Ok((rocket, (state, odata))) => Ok(rocket
                 .manage(state)
+                .manage(odata)
                 .mount(
                     "/",
                     routes![

@@ -50,8 +50,6 @@ pub struct GatehouseState {
     pub org_setup: Option<Arc<dyn OrgSetupHandler>>,
     /// The host's named routes.
     pub routes: HostRoutes,
-    /// The `/odata` service: declared sets and paging policy.
-    pub odata: Arc<crate::odata::Service>,
 }
 
 impl GatehouseState {

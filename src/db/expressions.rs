@@ -374,22 +374,19 @@ impl Dialect {
     /// out in OData's format; every other value is read as stored. On SQLite
     /// a value is read by what it holds, not by the column's declared type
     /// (`+x` is a no-op for every value but hides the declaration).
-    pub fn output_value(self, column: &str, edm: crate::odata::EdmType) -> String {
-        use crate::odata::EdmType::*;
-        match (self, edm) {
-            (Self::Sqlite, Int16 | Int32 | Int64 | String) => column.to_owned(),
-            (Self::Sqlite, _) => format!("+{column}"),
-            (Self::Postgres, Decimal | Date | DateTimeOffset | TimeOfDay | Guid) => {
-                format!("CAST({column} AS TEXT)")
-            }
+    pub fn output_value(self, column: &str, stored: Stored) -> String {
+        use Stored::*;
+        match (self, stored) {
+            (Self::Sqlite, Integer | Text) => column.to_owned(),
+            (Self::Sqlite, Boolean | Float | Exact | Temporal | Uuid) => format!("+{column}"),
+            (Self::Postgres, Exact | Temporal | Uuid) => format!("CAST({column} AS TEXT)"),
+            (Self::Postgres, Boolean | Integer | Float | Text) => column.to_owned(),
             // sqlx reads MySQL's TEXT as bytes and cannot read TINYINT,
             // MEDIUMINT, DECIMAL or the date and time types: ask for text
             // and 64-bit integers, which the service writes out by type.
-            (Self::MySql, String | Decimal | Date | DateTimeOffset | TimeOfDay | Guid) => {
-                format!("CAST({column} AS CHAR)")
-            }
-            (Self::MySql, Boolean | Int16 | Int32 | Int64) => format!("CAST({column} AS SIGNED)"),
-            (Self::Postgres | Self::MySql, _) => column.to_owned(),
+            (Self::MySql, Text | Exact | Temporal | Uuid) => format!("CAST({column} AS CHAR)"),
+            (Self::MySql, Boolean | Integer) => format!("CAST({column} AS SIGNED)"),
+            (Self::MySql, Float) => column.to_owned(),
         }
     }
 
@@ -397,4 +394,24 @@ impl Dialect {
     pub fn limit_offset(self, limit: &str, offset: &str) -> String {
         format!("LIMIT {limit} OFFSET {offset}")
     }
+}
+
+/// What a column holds, as far as reading it back differs between engines
+/// (see [`Dialect::output_value`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// A boolean.
+    Boolean,
+    /// An integer of any width.
+    Integer,
+    /// A floating-point number.
+    Float,
+    /// Text.
+    Text,
+    /// An exact decimal.
+    Exact,
+    /// A date, a time of day or a timestamp.
+    Temporal,
+    /// A UUID.
+    Uuid,
 }

@@ -10,7 +10,7 @@ mod migrate;
 mod reader;
 
 pub use dialect::Dialect;
-pub use expressions::{DatePart, TextValue};
+pub use expressions::{DatePart, Stored, TextValue};
 pub use reader::{bind_numbered, ReadError, SqliteReader};
 
 use std::time::Duration;
@@ -24,6 +24,21 @@ use sqlx::{Any, AnyPool, Connection, Executor, Row, ValueRef};
 
 /// A statement on sqlx's `Any` driver, with its binds.
 pub type AnyQuery<'q> = Query<'q, Any, AnyArguments<'q>>;
+
+/// A value bound to a placeholder of generated SQL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bind {
+    /// A boolean (an integer 0/1 where the engine has no booleans).
+    Bool(bool),
+    /// A 64-bit integer.
+    Int(i64),
+    /// Text.
+    Text(String),
+    /// A double-precision number.
+    Double(f64),
+    /// An exact decimal, bound as its text and converted in the query.
+    Decimal(String),
+}
 
 /// Gatehouse's database, `databases.main`: one pool that sign-in, sessions
 /// and the host's own handlers share, as a [`rocket_db_pools::Database`].

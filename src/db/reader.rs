@@ -132,9 +132,9 @@ impl SqliteReader {
 /// `binds[i]` to `$(i+1)`, wherever (and however often) it appears.
 pub fn bind_numbered(
     stmt: &mut rusqlite::Statement<'_>,
-    binds: &[crate::odata::Bind],
+    binds: &[super::Bind],
 ) -> Result<(), rusqlite::Error> {
-    use crate::odata::Bind;
+    use super::Bind;
     for (n, bind) in binds.iter().enumerate() {
         let Some(at) = stmt.parameter_index(&format!("${}", n + 1))? else {
             continue;

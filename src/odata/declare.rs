@@ -6,56 +6,11 @@ mod columns;
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
 use self::columns::{edm_type_names, mapped_type, named_type, table_columns, Column};
 
 use super::model::{EdmType, EntitySet, Navigation, Property};
-use crate::config::ConfigError;
+use crate::config::{ConfigError, NavigationConfig, SetConfig};
 use crate::db::{Db, Dialect};
-
-/// `[odata.sets.<Name>]`: one table exposed as an entity set.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SetConfig {
-    /// The backing table.
-    pub table: String,
-    /// The key column (default `id`).
-    #[serde(default = "default_key")]
-    pub key: String,
-    /// Whether guests may read the set.
-    #[serde(default)]
-    pub public: bool,
-    /// Columns `$search` matches against.
-    #[serde(default)]
-    pub searchable: Vec<String>,
-    /// Columns never exposed (nor selected).
-    #[serde(default)]
-    pub exclude: Vec<String>,
-    /// EDM type overrides per column (`price = "Edm.Decimal"`).
-    #[serde(default)]
-    pub types: BTreeMap<String, String>,
-    /// Navigation properties by name.
-    #[serde(default)]
-    pub navigation: BTreeMap<String, NavigationConfig>,
-}
-
-/// One configured navigation: to-one through `column` on this table, or
-/// to-many through `remote_column` on the target's table.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NavigationConfig {
-    /// The set the navigation leads to.
-    pub target: String,
-    /// To-one: the foreign-key column on this set's table.
-    pub column: Option<String>,
-    /// To-many: the column on the target's table holding this set's key.
-    pub remote_column: Option<String>,
-}
-
-fn default_key() -> String {
-    "id".to_owned()
-}
 
 /// Builds the entity sets declared in configuration, reading each table's
 /// columns from the schema.

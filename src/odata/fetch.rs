@@ -75,7 +75,7 @@ pub fn fetch_query(
     let mut columns: Vec<String> = selected_properties(set, query.select.as_ref())
         .into_iter()
         .map(|p| {
-            let value = dialect.output_value(&w.column(&t0, &p.column), p.edm_type);
+            let value = dialect.output_value(&w.column(&t0, &p.column), p.edm_type.stored());
             format!("{value} AS {}", dialect.quote(&p.name))
         })
         .collect();

@@ -53,7 +53,7 @@ mod fixture;
 mod proptests;
 
 // What a host declares a set with: its properties, navigations and scope.
-pub use declare::{NavigationConfig, SetConfig};
+pub use crate::config::{NavigationConfig, SetConfig};
 pub use error::ParseError;
 pub use filter::parse_filter;
 pub use model::{EdmType, EntitySet, Navigation, NavigationKind, Property};

@@ -52,6 +52,20 @@ pub enum EdmType {
 }
 
 impl EdmType {
+    /// How the database holds a value of this type.
+    pub(crate) fn stored(self) -> crate::db::Stored {
+        use crate::db::Stored;
+        match self {
+            EdmType::String => Stored::Text,
+            EdmType::Int16 | EdmType::Int32 | EdmType::Int64 => Stored::Integer,
+            EdmType::Decimal => Stored::Exact,
+            EdmType::Double => Stored::Float,
+            EdmType::Boolean => Stored::Boolean,
+            EdmType::Date | EdmType::DateTimeOffset | EdmType::TimeOfDay => Stored::Temporal,
+            EdmType::Guid => Stored::Uuid,
+        }
+    }
+
     /// The qualified name used in `$metadata`, such as `Edm.Int32`.
     ///
     /// ```

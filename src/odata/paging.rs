@@ -21,8 +21,7 @@
 
 use super::query::Query;
 
-/// The page size configured when none is given (`pagination.default`).
-pub const DEFAULT_PAGE_SIZE: u64 = 200;
+pub use crate::config::DEFAULT_PAGE_SIZE;
 
 /// The page size in effect for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

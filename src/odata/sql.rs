@@ -25,22 +25,8 @@ use super::model::{EntitySet, Property};
 use super::query::{BinaryOp, Expr, Literal, Path, Query, SearchExpr, Select};
 use super::resolve::{resolve, QueryError};
 use super::sql_expr::{false_if_null, Writer};
+pub use crate::db::Bind;
 use crate::db::Dialect;
-
-/// A value bound to a placeholder of generated SQL.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Bind {
-    /// A boolean (an integer 0/1 where the engine has no booleans).
-    Bool(bool),
-    /// A 64-bit integer.
-    Int(i64),
-    /// Text.
-    Text(String),
-    /// A double-precision number.
-    Double(f64),
-    /// An exact decimal, bound as its text and converted in the query.
-    Decimal(String),
-}
 
 /// Generated SQL and the values to bind to it, in order.
 ///

@@ -13,6 +13,7 @@ use rocket::Request;
 
 use super::read::{answer, Incoming};
 use super::reply::{ODataError, Wire, ODATA_VERSION};
+use super::Service;
 use crate::odata::batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest};
 use crate::odata::scope::Caller;
 use crate::state::GatehouseState;
@@ -23,6 +24,7 @@ pub const MAX_BATCH_BYTES: u64 = 1024 * 1024;
 /// The answers to a batch, written as they are made.
 pub struct Answers<'r> {
     gh: &'r GatehouseState,
+    service: &'r Service,
     caller: Result<Caller, ODataError>,
     batch: Batch,
     boundary: String,
@@ -51,6 +53,7 @@ impl<'r> Answers<'r> {
         let batch = parse_batch(&content_type, &bytes, max)?;
         Ok(Answers {
             gh: incoming.gh,
+            service: incoming.service,
             caller: incoming.caller,
             batch,
             boundary: format!("batchresponse_{}", hex::encode(rand::random::<[u8; 16]>())),
@@ -62,6 +65,7 @@ impl<'r> Responder<'r, 'r> for Answers<'r> {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'r> {
         let Answers {
             gh,
+            service,
             caller,
             batch,
             boundary,
@@ -76,7 +80,7 @@ impl<'r> Responder<'r, 'r> for Answers<'r> {
                 yield b"{\"responses\":[".to_vec();
             }
             for request in &batch.requests {
-                let wire = answer_one(gh, &caller, request).await;
+                let wire = answer_one(gh, service, &caller, request).await;
                 yield match batch.format {
                     BatchFormat::Multipart => multipart_part(&boundary, request, wire),
                     BatchFormat::Json => json_response(request, wire, std::mem::take(&mut first)),
@@ -98,13 +102,14 @@ impl<'r> Responder<'r, 'r> for Answers<'r> {
 /// One request of a batch, answered as if it had come alone.
 async fn answer_one(
     gh: &GatehouseState,
+    service: &Service,
     caller: &Result<Caller, ODataError>,
     request: &BatchRequest,
 ) -> Wire {
     if request.method != "GET" {
         return ODataError::method_not_allowed(&request.method).wire();
     }
-    let target = match Target::of(&request.url, &gh.odata.origin) {
+    let target = match Target::of(&request.url, &service.origin) {
         Ok(target) => target,
         Err(e) => return e.wire(),
     };
@@ -116,6 +121,7 @@ async fn answer_one(
         .collect();
     let incoming = Incoming {
         gh,
+        service,
         query: target.query.as_deref().unwrap_or(""),
         prefer: (!prefer.is_empty()).then(|| prefer.join(",")),
         caller: caller.clone(),

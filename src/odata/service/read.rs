@@ -22,6 +22,7 @@ use crate::state::GatehouseState;
 /// What the handler needs from the request besides its path.
 pub struct Incoming<'r> {
     pub(super) gh: &'r GatehouseState,
+    pub(super) service: &'r Service,
     /// The raw (still percent-encoded) query string.
     pub(super) query: &'r str,
     /// Every `Prefer` header, joined.
@@ -34,12 +35,14 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
     type Error = std::convert::Infallible;
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        let Some(gh) = GatehouseState::of(req) else {
+        let (Some(gh), Some(service)) = (GatehouseState::of(req), req.rocket().state::<Service>())
+        else {
             return Outcome::Forward(Status::NotFound);
         };
         let prefer: Vec<&str> = req.headers().get("Prefer").collect();
         Outcome::Success(Incoming {
             gh,
+            service,
             query: req.uri().query().map_or("", |q| q.as_str()),
             prefer: (!prefer.is_empty()).then(|| prefer.join(",")),
             caller: access::caller(req, gh).await,
@@ -51,7 +54,7 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
 /// the one path every read takes, alone or inside a batch.
 pub(super) async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<Reply, ODataError> {
     let caller = incoming.caller.clone()?;
-    let service = &incoming.gh.odata;
+    let service = incoming.service;
     let visible = |set: &EntitySet| set.public || caller.user_id.is_some();
     let addressed = match parse_resource(segments) {
         // The set is resolved before its key: an unknown set is 404 and one
@@ -106,7 +109,7 @@ async fn resource(
     incoming: &Incoming<'_>,
     caller: Caller,
 ) -> Result<Reply, ODataError> {
-    let service = &incoming.gh.odata;
+    let service = incoming.service;
     let set = readable_set(service, &path.set, &caller)?;
     let allowed = |set: &EntitySet| readable(set.public || caller.user_id.is_some());
     let query = parse_query(incoming.query)?;
