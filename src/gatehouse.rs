@@ -24,6 +24,7 @@ use crate::odata::{self, declared_sets, EntitySet, Model, Service};
 use crate::screens::{self, Screens};
 use crate::security::{common_headers, is_screen_path, loggable, screen_headers};
 use crate::session::{wants_html, Session};
+use crate::shared::Shared;
 use crate::state::{GatehouseState, HostRoutes};
 
 /// The Gatehouse add-on, configured by the host before attaching.
@@ -170,8 +171,7 @@ impl Gatehouse {
                     .is_file(),
                 settings.auth.password_min_length,
             )?),
-            settings,
-            db,
+            shared: Shared { settings, db },
             events: self.events.clone(),
             dispenser: self
                 .dispenser
@@ -220,6 +220,7 @@ impl Fairing for Gatehouse {
         };
         match built {
             Ok((rocket, (state, odata))) => Ok(rocket
+                .manage(state.shared.clone())
                 .manage(state)
                 .manage(odata)
                 .mount(

@@ -124,7 +124,7 @@ pub mod odata;
 
 internal! {
     mod auth, body, clock, db, domain, error, events, i18n, intents, mail, reply, screens,
-        security, session, state, sweep, workers;
+        security, session, shared, state, sweep, workers;
 }
 
 pub use accounts::{AccountError, Accounts};

@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use crate::auth::{PasswordHasher, Throttles};
-use crate::config::Settings;
-use crate::db::Db;
+use crate::shared::Shared;
 use crate::events::Events;
 use crate::intents::{IntentDispenser, OrgSetupHandler};
 
@@ -26,10 +25,8 @@ pub struct HostRoutes {
 /// The shared state of the add-on, available as `&State<Gatehouse>` to host code
 /// through [`crate::GatehouseState`].
 pub struct GatehouseState {
-    /// Validated configuration.
-    pub settings: Arc<Settings>,
-    /// The `main` database.
-    pub db: Db,
+    /// The settings and the database (also managed on their own).
+    pub shared: Shared,
     /// Password hashing off the async workers.
     pub hasher: PasswordHasher,
     /// Attempt counters kept in the database.
@@ -50,6 +47,13 @@ pub struct GatehouseState {
     pub org_setup: Option<Arc<dyn OrgSetupHandler>>,
     /// The host's named routes.
     pub routes: HostRoutes,
+}
+
+impl std::ops::Deref for GatehouseState {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
 }
 
 impl GatehouseState {

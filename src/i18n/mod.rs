@@ -173,6 +173,7 @@ impl Catalog {
     }
 
     /// The message ids of `language`.
+    #[cfg(test)]
     pub fn ids(&self, language: Language) -> &[String] {
         self.ids
             .get(&language)
@@ -181,6 +182,7 @@ impl Catalog {
     }
 
     /// Whether `id` exists in `language` itself (no fallback).
+    #[cfg(test)]
     pub fn has(&self, language: Language, id: &str) -> bool {
         self.bundles
             .get(&language)

@@ -48,7 +48,7 @@ impl<'r> rocket::request::FromRequest<'r> for ClientIp {
     type Error = std::convert::Infallible;
 
     async fn from_request(req: &'r Request<'_>) -> rocket::request::Outcome<Self, Self::Error> {
-        let ip = match crate::state::GatehouseState::of(req) {
+        let ip = match crate::shared::Shared::of(req) {
             Some(gh) => ClientIp::of(req, &gh.settings),
             None => ClientIp(req.client_ip().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))),
         };

@@ -3,7 +3,7 @@
 use rocket::http::Status;
 use rocket::request::{FromRequest, Outcome, Request};
 
-use crate::state::GatehouseState;
+use crate::shared::Shared;
 
 /// Proof that a state-changing request did not come from another site's page.
 ///
@@ -32,7 +32,7 @@ impl<'r> FromRequest<'r> for SameOrigin {
     type Error = &'static str;
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        let Some(gh) = GatehouseState::of(req) else {
+        let Some(gh) = Shared::of(req) else {
             return Outcome::Error((Status::InternalServerError, "gatehouse is not attached"));
         };
         let site = gh.settings.base_url.origin().ascii_serialization();

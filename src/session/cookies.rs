@@ -4,7 +4,7 @@ use rocket::http::{Cookie, SameSite};
 use rocket::time::Duration;
 
 use crate::config::Settings;
-use crate::state::GatehouseState;
+use crate::shared::Shared;
 
 /// The session cookie's name: `session.cookie_name`, with the `__Host-` prefix
 /// when `base_url` is https (the browser then refuses it without `Secure`,
@@ -17,7 +17,7 @@ pub fn session_cookie_name(settings: &Settings) -> String {
     }
 }
 
-fn base(gh: &GatehouseState, value: String) -> Cookie<'static> {
+fn base(gh: &Shared, value: String) -> Cookie<'static> {
     Cookie::build((session_cookie_name(&gh.settings), value))
         .http_only(true)
         .same_site(SameSite::Lax)
@@ -28,12 +28,12 @@ fn base(gh: &GatehouseState, value: String) -> Cookie<'static> {
 
 /// The cookie that hands a new session id to the browser. It has no expiry of
 /// its own: the server enforces idle and absolute lifetimes.
-pub(super) fn issue(gh: &GatehouseState, id: &str) -> Cookie<'static> {
+pub(super) fn issue(gh: &Shared, id: &str) -> Cookie<'static> {
     base(gh, id.to_owned())
 }
 
 /// The cookie that tells the browser to forget the session (`Max-Age=0`).
-pub(super) fn removal(gh: &GatehouseState) -> Cookie<'static> {
+pub(super) fn removal(gh: &Shared) -> Cookie<'static> {
     let mut cookie = base(gh, String::new());
     cookie.set_max_age(Duration::ZERO);
     cookie.set_expires(rocket::time::OffsetDateTime::UNIX_EPOCH);

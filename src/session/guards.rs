@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::{wants_html, Session, INTENDED_KEY};
 use crate::auth::users;
 use crate::error::AuthError;
-use crate::state::GatehouseState;
+use crate::shared::Shared;
 
 /// The signed-in user of this request.
 #[derive(Debug, Clone)]
@@ -31,7 +31,7 @@ async fn current_user(req: &Request<'_>) -> Result<Option<AuthUser>, AuthError> 
     let Some(id) = session.user_id() else {
         return Ok(None);
     };
-    let Some(gh) = GatehouseState::of(req) else {
+    let Some(gh) = Shared::of(req) else {
         return Ok(None);
     };
     Ok(users::find_by_id(&gh.db, id).await?.map(|u| AuthUser {
@@ -78,7 +78,7 @@ impl<'r> FromRequest<'r> for AuthUser {
             Ok(None) => {
                 if req.method() == Method::Get && wants_html(req) {
                     if let (Some(session), Some(gh)) =
-                        (Session::cached(req), GatehouseState::of(req))
+                        (Session::cached(req), Shared::of(req))
                     {
                         let target = gh.settings.absolute(&req.uri().to_string());
                         session.insert(INTENDED_KEY, Value::String(target));

@@ -28,7 +28,7 @@ use crate::clock::unix_now;
 use crate::db::DbError;
 use crate::domain::{sha256_hex, SecretToken};
 use crate::security::ClientIp;
-use crate::state::GatehouseState;
+use crate::shared::Shared;
 
 /// Session key holding the URL to return to after signing in.
 pub const INTENDED_KEY: &str = "url.intended";
@@ -91,7 +91,7 @@ impl Session {
         if let Some(found) = Self::cached(req) {
             return Ok(found);
         }
-        let Some(state) = GatehouseState::of(req) else {
+        let Some(state) = Shared::of(req) else {
             return Ok(Session::default());
         };
         let loaded = load(req, state).await?;
@@ -155,7 +155,7 @@ impl Session {
     /// Writes changes back and sets or clears the cookie on `response`.
     pub async fn persist(
         &self,
-        gh: &GatehouseState,
+        gh: &Shared,
         response: &mut Response<'_>,
     ) -> Result<(), DbError> {
         let (op, cookie) = {
@@ -265,7 +265,7 @@ enum Op {
     },
 }
 
-async fn load(req: &Request<'_>, gh: &GatehouseState) -> Result<Session, DbError> {
+async fn load(req: &Request<'_>, gh: &Shared) -> Result<Session, DbError> {
     let now = unix_now();
     let session = &gh.settings.session;
     let mut state = State {

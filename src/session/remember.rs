@@ -9,7 +9,7 @@ use subtle::ConstantTimeEq;
 
 use crate::auth::users;
 use crate::db::DbError;
-use crate::state::GatehouseState;
+use crate::shared::Shared;
 
 /// Name of the remember-me cookie.
 pub const REMEMBER_COOKIE: &str = "gatehouse_remember";
@@ -25,7 +25,7 @@ pub fn remember_cookie_name(settings: &crate::config::Settings) -> String {
 }
 
 /// The user a valid remember cookie names, if any.
-pub(super) async fn recall(req: &Request<'_>, gh: &GatehouseState) -> Result<Option<i64>, DbError> {
+pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Option<i64>, DbError> {
     let Some(cookie) = req
         .cookies()
         .get_private(&remember_cookie_name(&gh.settings))
@@ -47,7 +47,7 @@ pub(super) async fn recall(req: &Request<'_>, gh: &GatehouseState) -> Result<Opt
 }
 
 /// Issues the remember cookie for `user_id`, bound to its current token.
-pub fn remember(jar: &CookieJar<'_>, gh: &GatehouseState, user_id: i64, token: &str) {
+pub fn remember(jar: &CookieJar<'_>, gh: &Shared, user_id: i64, token: &str) {
     let cookie = Cookie::build((
         remember_cookie_name(&gh.settings),
         format!("{user_id}|{token}"),
@@ -61,7 +61,7 @@ pub fn remember(jar: &CookieJar<'_>, gh: &GatehouseState, user_id: i64, token: &
 }
 
 /// Drops the remember cookie from the browser.
-pub fn forget(jar: &CookieJar<'_>, gh: &GatehouseState) {
+pub fn forget(jar: &CookieJar<'_>, gh: &Shared) {
     jar.remove_private(
         Cookie::build(remember_cookie_name(&gh.settings))
             .path("/")
