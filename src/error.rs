@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 
 use rocket::http::{ContentType, Header, Status};
 use rocket::request::Request;
-use rocket::response::{self, Redirect, Responder};
+use rocket::response::{self, Responder};
 use rocket::serde::json::Json;
 use serde_json::{json, Value};
 
 use crate::security::loggable;
-use crate::session::Session;
 
 /// Seconds a client is asked to wait while the database cannot be reached.
 pub const RETRY_WHILE_UNAVAILABLE: u64 = 5;
@@ -171,23 +170,6 @@ impl AuthError {
     }
 }
 
-/// Whether the request came from a screen's form rather than a script.
-pub fn is_form_post(req: &Request<'_>) -> bool {
-    req.content_type().is_some_and(|ct| ct.is_form())
-}
-
-/// The screen a form post to `path` came from, to send errors back to.
-/// (`POST /auth/reset-password` sends its own failures back to its screen,
-/// whose path carries the token.)
-fn screen_of(req: &Request<'_>) -> Option<&'static str> {
-    match req.uri().path().as_str() {
-        "/auth/login" => Some("/login"),
-        "/auth/forgot-password" => Some("/login/forgot-password"),
-        "/auth/intents/org-setup" => Some("/login/org-setup"),
-        _ => None,
-    }
-}
-
 impl<'r> Responder<'r, 'static> for AuthError {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         match &self {
@@ -212,25 +194,6 @@ impl<'r> Responder<'r, 'static> for AuthError {
             }
             _ => None,
         };
-        let to_screen = matches!(
-            self,
-            Self::Validation(_)
-                | Self::Credentials
-                | Self::Throttled { .. }
-                | Self::ResetFailed
-                | Self::Busy
-        );
-        if to_screen && is_form_post(req) {
-            if let Some(screen) = screen_of(req) {
-                if let Some(session) = Session::cached(req) {
-                    let mut flash = self.body();
-                    let old = req.local_cache(crate::body::OldInput::default);
-                    flash["old"] = Value::Object(old.0.clone());
-                    session.set_flash(flash);
-                }
-                return Redirect::to(screen).respond_to(req);
-            }
-        }
         let mut response = response::Response::build_from(Json(self.body()).respond_to(req)?)
             .status(self.status())
             .header(ContentType::JSON)

@@ -16,6 +16,7 @@ use crate::intents::IntentContext;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{remember, AuthUser, Guest, Session};
+use crate::screens::Posted;
 use crate::state::GatehouseState;
 
 /// Validated sign-in fields.
@@ -59,86 +60,90 @@ pub async fn login(
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
-) -> Result<Reply, AuthError> {
-    let input = body?;
-    let credentials = Credentials::from_input(&input)?;
-    let throttles = &gh.throttles;
-    let ip = client.to_string();
-    let ip_key = throttles.login_ip.ip_key(&ip);
-    // An address this instance already refused is answered from memory.
-    if let Some(retry_after) = throttles.login_ip.known_spent(&ip_key) {
-        return Err(AuthError::Throttled { retry_after });
-    }
-    // Capacity next, before any write or hash: a full queue, or a client
-    // holding its share of it, is refused.
-    let place = gh.hasher.reserve(client.0).ok_or(AuthError::Busy)?;
-    if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
-        return Err(AuthError::Throttled { retry_after });
-    }
-    let key = throttles.login.key(&credentials.email, &ip);
-    let check = match throttles.login.begin(&key).await? {
-        Begun::Check(check) => check,
-        Begun::Refused { retry_after, first } => {
-            if first {
-                gh.events.emit(AuthEvent::Lockout {
-                    email: credentials.email.to_string(),
-                    ip,
-                });
-            }
+) -> Posted<Reply> {
+    let answer: Result<Reply, AuthError> = async {
+        let input = body?;
+        let credentials = Credentials::from_input(&input)?;
+        let throttles = &gh.throttles;
+        let ip = client.to_string();
+        let ip_key = throttles.login_ip.ip_key(&ip);
+        // An address this instance already refused is answered from memory.
+        if let Some(retry_after) = throttles.login_ip.known_spent(&ip_key) {
             return Err(AuthError::Throttled { retry_after });
         }
-    };
-    let user = users::find_by_email(&gh.db, &credentials.email).await?;
-    let verification = gh
-        .hasher
-        .verify(
-            &place,
-            &credentials.password,
-            user.as_ref().map(|u| u.password_hash.as_str()),
-        )
-        .await;
-    let Some(user) = user.filter(|_| verification.matches) else {
-        check.failed().await?;
-        throttles.login_ip.record(&ip_key).await?;
-        gh.events.emit(AuthEvent::Failed {
-            email: credentials.email.to_string(),
-        });
-        return Err(AuthError::Credentials);
-    };
-    check.succeeded().await?;
-    if verification.needs_rehash {
-        let rehashed = gh
+        // Capacity next, before any write or hash: a full queue, or a client
+        // holding its share of it, is refused.
+        let place = gh.hasher.reserve(client.0).ok_or(AuthError::Busy)?;
+        if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
+            return Err(AuthError::Throttled { retry_after });
+        }
+        let key = throttles.login.key(&credentials.email, &ip);
+        let check = match throttles.login.begin(&key).await? {
+            Begun::Check(check) => check,
+            Begun::Refused { retry_after, first } => {
+                if first {
+                    gh.events.emit(AuthEvent::Lockout {
+                        email: credentials.email.to_string(),
+                        ip,
+                    });
+                }
+                return Err(AuthError::Throttled { retry_after });
+            }
+        };
+        let user = users::find_by_email(&gh.db, &credentials.email).await?;
+        let verification = gh
             .hasher
-            .hash(&credentials.password)
-            .await
-            .map_err(AuthError::Internal)?;
-        users::set_password_hash(&gh.db, user.id, &rehashed).await?;
+            .verify(
+                &place,
+                &credentials.password,
+                user.as_ref().map(|u| u.password_hash.as_str()),
+            )
+            .await;
+        let Some(user) = user.filter(|_| verification.matches) else {
+            check.failed().await?;
+            throttles.login_ip.record(&ip_key).await?;
+            gh.events.emit(AuthEvent::Failed {
+                email: credentials.email.to_string(),
+            });
+            return Err(AuthError::Credentials);
+        };
+        check.succeeded().await?;
+        if verification.needs_rehash {
+            let rehashed = gh
+                .hasher
+                .hash(&credentials.password)
+                .await
+                .map_err(AuthError::Internal)?;
+            users::set_password_hash(&gh.db, user.id, &rehashed).await?;
+        }
+        drop(place);
+        session.sign_in(user.id);
+        if credentials.remember {
+            let token = users::ensure_remember_token(&gh.db, user.id).await?;
+            remember(jar, gh, user.id, &token);
+        }
+        gh.events.emit(AuthEvent::Login {
+            user_id: user.id,
+            remember: credentials.remember,
+        });
+        let auth_user = AuthUser {
+            id: user.id,
+            name: user.name,
+            email: user.email,
+        };
+        let next = gh
+            .dispenser
+            .dispense(&auth_user, &IntentContext::new(gh, session))
+            .await;
+        if input.is_form() {
+            return Ok(Reply::screen(next.screen_url()));
+        }
+        Ok(Reply::json(
+            json!({"message": "login_success", "next": next.envelope()}),
+        ))
     }
-    drop(place);
-    session.sign_in(user.id);
-    if credentials.remember {
-        let token = users::ensure_remember_token(&gh.db, user.id).await?;
-        remember(jar, gh, user.id, &token);
-    }
-    gh.events.emit(AuthEvent::Login {
-        user_id: user.id,
-        remember: credentials.remember,
-    });
-    let auth_user = AuthUser {
-        id: user.id,
-        name: user.name,
-        email: user.email,
-    };
-    let next = gh
-        .dispenser
-        .dispense(&auth_user, &IntentContext::new(gh, session))
-        .await;
-    if input.is_form() {
-        return Ok(Reply::screen(next.screen_url()));
-    }
-    Ok(Reply::json(
-        json!({"message": "login_success", "next": next.envelope()}),
-    ))
+    .await;
+    Posted(answer)
 }
 
 /// A signed-in browser posting the sign-in form goes to `dashboard`.

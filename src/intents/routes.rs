@@ -9,6 +9,7 @@ use crate::error::AuthError;
 use crate::reply::Reply;
 use crate::security::SameOrigin;
 use crate::session::{AuthUser, Session};
+use crate::screens::Posted;
 use crate::state::GatehouseState;
 
 /// Hands a validated org-setup submission to the host's handler.
@@ -19,40 +20,44 @@ pub async fn org_setup(
     session: Session,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
-) -> Result<Reply, AuthError> {
-    let handler = gh
-        .org_setup
-        .clone()
-        .ok_or(AuthError::OrgSetupHandlerMissing)?;
-    let input = body?;
-    let request = OrgSetupRequest::from_input(&input)?;
-    let ctx = IntentContext::new(gh, session.clone());
-    let result = handler.handle(&user, request, &ctx).await;
-    let (status, next_step, errors, next) = match &result {
-        IntentResult::Satisfied => {
-            let next = gh.dispenser.dispense(&user, &ctx).await;
-            ("satisfied", Value::Null, Value::Null, Some(next))
-        }
-        IntentResult::NeedsMoreInput(step) => ("needs_more_input", step.clone(), Value::Null, None),
-        IntentResult::Error(errors) => ("error", Value::Null, errors.to_json(), None),
-    };
-    if input.is_form() {
-        return Ok(match next {
-            Some(next) => Reply::screen(next.screen_url()),
-            None => {
-                session.set_flash(
-                    json!({"message": status, "next_step": next_step, "errors": errors}),
-                );
-                Reply::screen("/login/org-setup")
+) -> Posted<Reply> {
+    let answer: Result<Reply, AuthError> = async {
+        let handler = gh
+            .org_setup
+            .clone()
+            .ok_or(AuthError::OrgSetupHandlerMissing)?;
+        let input = body?;
+        let request = OrgSetupRequest::from_input(&input)?;
+        let ctx = IntentContext::new(gh, session.clone());
+        let result = handler.handle(&user, request, &ctx).await;
+        let (status, next_step, errors, next) = match &result {
+            IntentResult::Satisfied => {
+                let next = gh.dispenser.dispense(&user, &ctx).await;
+                ("satisfied", Value::Null, Value::Null, Some(next))
             }
-        });
+            IntentResult::NeedsMoreInput(step) => ("needs_more_input", step.clone(), Value::Null, None),
+            IntentResult::Error(errors) => ("error", Value::Null, errors.to_json(), None),
+        };
+        if input.is_form() {
+            return Ok(match next {
+                Some(next) => Reply::screen(next.screen_url()),
+                None => {
+                    session.set_flash(
+                        json!({"message": status, "next_step": next_step, "errors": errors}),
+                    );
+                    Reply::screen("/login/org-setup")
+                }
+            });
+        }
+        Ok(Reply::json(json!({
+            "status": status,
+            "next_step": next_step,
+            "errors": errors,
+            "next": next.map(|n| n.envelope()),
+        })))
     }
-    Ok(Reply::json(json!({
-        "status": status,
-        "next_step": next_step,
-        "errors": errors,
-        "next": next.map(|n| n.envelope()),
-    })))
+    .await;
+    Posted(answer)
 }
 
 /// Any other intent kind: 404 `unknown_intent`.

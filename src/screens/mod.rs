@@ -4,9 +4,11 @@
 //! one-time flash. `/gatehouse/app.js` upgrades the forms to JSON calls.
 
 mod assets;
+mod posted;
 mod render;
 
 pub use assets::{script, stylesheet};
+pub use posted::Posted;
 pub use render::{Screen, Screens, View};
 
 use rocket::response::content::RawHtml;

@@ -17,6 +17,7 @@ use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{Guest, Session};
+use crate::screens::Posted;
 use crate::state::GatehouseState;
 
 /// Parses the one field of the form.
@@ -39,26 +40,30 @@ pub async fn forgot_password(
     language: Language,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
-) -> Result<Reply, AuthError> {
-    let input = body?;
-    let email = email_field(&input)?;
-    let ip = ip.to_string();
-    let throttles = &gh.throttles;
-    let counters = [
-        (&throttles.forgot_ip, throttles.forgot_ip.ip_key(&ip)),
-        (&throttles.forgot, throttles.forgot.key(&email, &ip)),
-    ];
-    for (throttle, key) in counters {
-        if let Attempt::Refused { retry_after, .. } = throttle.hit(&key).await? {
-            return Err(AuthError::Throttled { retry_after });
+) -> Posted<Reply> {
+    let answer: Result<Reply, AuthError> = async {
+        let input = body?;
+        let email = email_field(&input)?;
+        let ip = ip.to_string();
+        let throttles = &gh.throttles;
+        let counters = [
+            (&throttles.forgot_ip, throttles.forgot_ip.ip_key(&ip)),
+            (&throttles.forgot, throttles.forgot.key(&email, &ip)),
+        ];
+        for (throttle, key) in counters {
+            if let Attempt::Refused { retry_after, .. } = throttle.hit(&key).await? {
+                return Err(AuthError::Throttled { retry_after });
+            }
         }
+        gh.reset_requests.enqueue(&email, language).await?;
+        if input.is_form() {
+            session.set_flash(json!({"message": "reset_link_sent"}));
+            return Ok(Reply::screen("/login/forgot-password"));
+        }
+        Ok(Reply::json(json!({"message": "reset_link_sent"})))
     }
-    gh.reset_requests.enqueue(&email, language).await?;
-    if input.is_form() {
-        session.set_flash(json!({"message": "reset_link_sent"}));
-        return Ok(Reply::screen("/login/forgot-password"));
-    }
-    Ok(Reply::json(json!({"message": "reset_link_sent"})))
+    .await;
+    Posted(answer)
 }
 
 /// A signed-in browser goes to `dashboard`.

@@ -1,0 +1,59 @@
+//! The answer to a form a screen posted: without JavaScript a failure the
+//! screen can show goes back to that screen, with its message and the fields
+//! as typed in the session's one-time flash.
+
+use rocket::request::Request;
+use rocket::response::{self, Redirect, Responder};
+use serde_json::Value;
+
+use crate::body::OldInput;
+use crate::error::AuthError;
+use crate::session::Session;
+
+/// A handler's result for a request that may be a screen's form post.
+///
+/// A failure the screen shows (a field, the credentials, throttling, a busy
+/// server) answers a form post with 303 to the screen it came from and puts
+/// the error body, with the submitted fields under `old`, in the flash. JSON
+/// requests, other failures and successes are answered as they are.
+pub struct Posted<R>(pub Result<R, AuthError>);
+
+impl<'r, R: Responder<'r, 'static>> Responder<'r, 'static> for Posted<R> {
+    fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
+        let error = match self.0 {
+            Ok(answer) => return answer.respond_to(req),
+            Err(error) => error,
+        };
+        let shown_on_screen = matches!(
+            error,
+            AuthError::Validation(_)
+                | AuthError::Credentials
+                | AuthError::Throttled { .. }
+                | AuthError::ResetFailed
+                | AuthError::Busy
+        );
+        let is_form = req.content_type().is_some_and(|ct| ct.is_form());
+        if let (true, true, Some(screen)) = (shown_on_screen, is_form, screen_of(req)) {
+            if let Some(session) = Session::cached(req) {
+                let mut flash = error.body();
+                let old = req.local_cache(OldInput::default);
+                flash["old"] = Value::Object(old.0.clone());
+                session.set_flash(flash);
+            }
+            return Redirect::to(screen).respond_to(req);
+        }
+        error.respond_to(req)
+    }
+}
+
+/// The screen a form post to the request's path came from. (`POST
+/// /auth/reset-password` sends its own failures back to its screen, whose
+/// path carries the token.)
+fn screen_of(req: &Request<'_>) -> Option<&'static str> {
+    match req.uri().path().as_str() {
+        "/auth/login" => Some("/login"),
+        "/auth/forgot-password" => Some("/login/forgot-password"),
+        "/auth/intents/org-setup" => Some("/login/org-setup"),
+        _ => None,
+    }
+}
