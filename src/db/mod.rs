@@ -8,10 +8,12 @@ mod dialect;
 mod expressions;
 mod migrate;
 mod reader;
+mod schema;
 
 pub use dialect::Dialect;
 pub use expressions::{DatePart, Stored, TextValue};
 pub use reader::{bind_numbered, ReadError, SqliteReader};
+pub use schema::{table_columns, Column, SqlType};
 
 use std::time::Duration;
 

@@ -6,7 +6,8 @@ mod columns;
 
 use std::collections::BTreeMap;
 
-use self::columns::{edm_type_names, mapped_type, named_type, table_columns, Column};
+use self::columns::{edm_type_names, mapped_type, named_type};
+use crate::db::{table_columns, Column};
 
 use super::model::{EdmType, EntitySet, Navigation, Property};
 use crate::config::{ConfigError, NavigationConfig, SetConfig};
