@@ -10,6 +10,8 @@ pub const MAX_PASSWORD_CHARS: usize = 128;
 pub const BCRYPT_MAX_BYTES: usize = 72;
 
 /// Why a proposed password was refused; each is its own validation code.
+// The names read as the rules they stand for (too short, too long, too common).
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PasswordRejection {
     /// Shorter than `auth.password_min_length`.
