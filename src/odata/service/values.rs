@@ -64,6 +64,7 @@ fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
             out.extend_from_slice(text.as_bytes());
             out.push(b'"');
         }
+        EdmType::DateTimeOffset if write_utc_instant(out, text) => {}
         EdmType::DateTimeOffset => match instant(text) {
             Some(t) => write_str(out, &rfc3339(t)),
             None => write_str(out, text),
@@ -106,6 +107,74 @@ fn is_written_as_output(text: &str) -> bool {
             }
             Some(_) => false,
         }
+}
+
+/// Writes an instant stored in UTC as `YYYY-MM-DD HH:MM:SS` (or with `T`),
+/// with an optional fraction of up to 9 digits and no zone, `Z`, `+00` or
+/// `+00:00` (PostgreSQL's and MySQL's text of their timestamps) exactly as
+/// [`rfc3339`] writes what [`instant`] reads from it, without parsing it into
+/// a date first. Answers `false`, having written nothing, for any other
+/// spelling or an instant that does not exist.
+fn write_utc_instant(out: &mut Vec<u8>, text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() < 19 {
+        return false;
+    }
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    let shape = digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b' ' | b'T')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !shape {
+        return false;
+    }
+    let (fraction, zone) = match b[19..].split_first() {
+        Some((b'.', rest)) => {
+            let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+            (&rest[..n], &rest[n..])
+        }
+        _ => (&b[19..19], &b[19..]),
+    };
+    let utc = matches!(zone, b"" | b"Z" | b"+00" | b"+00:00");
+    if !utc || (b.get(19) == Some(&b'.') && fraction.is_empty()) || fraction.len() > 9 {
+        return false;
+    }
+    let number = |range: std::ops::Range<usize>| {
+        b[range]
+            .iter()
+            .fold(0u16, |n, d| n * 10 + u16::from(d - b'0'))
+    };
+    let month = time::Month::try_from(number(5..7) as u8);
+    let exists = month.is_ok_and(|m| {
+        Date::from_calendar_date(i32::from(number(0..4)), m, number(8..10) as u8).is_ok()
+    }) && number(11..13) < 24
+        && number(14..16) < 60
+        && number(17..19) < 60;
+    if !exists {
+        return false;
+    }
+    let fraction = match fraction.iter().rposition(|d| *d != b'0') {
+        Some(last) => &fraction[..=last],
+        None => &[],
+    };
+    out.reserve(24 + fraction.len());
+    out.push(b'"');
+    out.extend_from_slice(&b[..10]);
+    out.push(b'T');
+    out.extend_from_slice(&b[11..19]);
+    if !fraction.is_empty() {
+        out.push(b'.');
+        out.extend_from_slice(fraction);
+    }
+    out.extend_from_slice(b"Z\"");
+    true
 }
 
 fn is_date(s: &str) -> bool {
@@ -304,6 +373,46 @@ mod tests {
                 canonical.or(Some(format!("\"{other}\""))),
                 "{other}"
             );
+        }
+    }
+
+    #[test]
+    fn utc_instants_are_written_without_parsing_as_when_parsed() {
+        for text in [
+            "2024-01-01 00:00:00",
+            "2024-01-02T03:04:05",
+            "2024-12-31 23:59:59.5",
+            "2024-12-31 23:59:59.500",
+            "2024-12-31 23:59:59.000",
+            "2024-12-31 23:59:59.123456789",
+            "2024-02-29 01:02:03+00",
+            "2024-02-29 01:02:03.25+00:00",
+            "2024-02-29 01:02:03Z",
+            "0001-01-01 00:00:00",
+        ] {
+            let mut fast = Vec::new();
+            assert!(write_utc_instant(&mut fast, text), "{text}");
+            let parsed = instant(text).map(|t| format!("\"{}\"", rfc3339(t)));
+            assert_eq!(Some(String::from_utf8(fast).unwrap()), parsed, "{text}");
+        }
+        for text in [
+            "2023-02-29 00:00:00",
+            "2024-13-01 00:00:00",
+            "2024-01-01 24:00:00",
+            "2024-01-01 23:60:00",
+            "2024-01-01 23:59:60",
+            "2024-01-01 00:00:00.",
+            "2024-01-01 00:00:00.1234567891",
+            "2024-01-01 00:00:00+01",
+            "2024-01-01 00:00:00 ",
+            " 2024-01-01 00:00:00",
+            "2024-01-01 00:00",
+            "2024-01-01x00:00:00",
+            "+2024-01-01 00:00:00",
+        ] {
+            let mut out = Vec::new();
+            assert!(!write_utc_instant(&mut out, text), "{text}");
+            assert!(out.is_empty());
         }
     }
 
