@@ -242,8 +242,11 @@ fn mysql_reads(url: &str, limits: ReadLimits) -> Result<ReadPool, DbError> {
     Ok(ReadPool::MySql(options.connect_lazy(url)?))
 }
 
-/// What both read pools share: their size and how long a request waits
-/// for a connection.
+/// What both read pools share: their size, how long a request waits for a
+/// connection, and no ping before each use (a round trip to the server per
+/// request): sqlx already pings a connection when it comes back to the
+/// pool, and the OData reads run a statement again on another connection
+/// when one was lost while idle.
 fn read_options<DB: sqlx::Database>(options: PoolOptions<DB>, limits: ReadLimits) -> PoolOptions<DB>
 where
     DB::Connection: Connection,
@@ -252,6 +255,7 @@ where
         .max_connections(limits.max_connections)
         .min_connections(0)
         .acquire_timeout(Duration::from_secs(10))
+        .test_before_acquire(false)
 }
 
 /// Whether `e` is a statement cancelled by the read timeout: PostgreSQL's

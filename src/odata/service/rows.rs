@@ -14,7 +14,7 @@ use sqlx::{Decode, Row, TypeInfo, ValueRef};
 
 use super::reply::ODataError;
 use super::values::{key_literal, write_str, write_value};
-use crate::db::{bind_numbered, Db, ReadError, ReadPool};
+use crate::db::{bind_numbered, is_unavailable, Db, ReadError, ReadPool};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// One value of a row, borrowed from the driver.
@@ -87,20 +87,8 @@ impl Cells for PgRow {
     /// Values arrive in PostgreSQL's binary format; the service reads exact,
     /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        let raw = self.try_get_raw(i)?;
-        if raw.is_null() {
-            return Ok(Cell::Null);
-        }
-        let kind = match raw.type_info().name() {
-            "BOOL" => Kind::Bool,
-            "INT2" => Kind::I16,
-            "INT4" => Kind::I32,
-            "INT8" => Kind::I64,
-            "FLOAT4" => Kind::F32,
-            "FLOAT8" => Kind::F64,
-            _ => Kind::Bytes,
-        };
-        kind.cell::<Postgres>(raw)
+        let kind = <PgRow as ServerRow>::kind(self.try_get_raw(i)?.type_info().as_ref());
+        self.decode(i, kind)
     }
 }
 
@@ -108,36 +96,115 @@ impl Cells for MySqlRow {
     /// The service reads MySQL's integers as `BIGINT` and its text, exact,
     /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        let kind = <MySqlRow as ServerRow>::kind(self.try_get_raw(i)?.type_info().as_ref());
+        self.decode(i, kind)
+    }
+}
+
+/// A row of a server engine's own driver, whose columns are decoded by a
+/// [`Kind`] found from their type.
+trait ServerRow: Row {
+    /// How a column of type `info` is decoded.
+    fn kind(info: &<Self::Database as sqlx::Database>::TypeInfo) -> Kind;
+
+    /// Column `i`, decoded as `kind`.
+    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError>;
+
+    /// The kinds of this row's columns, in order: the same for every row
+    /// of a statement, so found once from its first row.
+    fn kinds(&self) -> Vec<Kind> {
+        self.columns()
+            .iter()
+            .map(|c| Self::kind(sqlx::Column::type_info(c)))
+            .collect()
+    }
+}
+
+impl ServerRow for PgRow {
+    fn kind(info: &sqlx::postgres::PgTypeInfo) -> Kind {
+        match info.name() {
+            "BOOL" => Kind::Bool,
+            "INT2" => Kind::I16,
+            "INT4" => Kind::I32,
+            "INT8" => Kind::I64,
+            "FLOAT4" => Kind::F32,
+            "FLOAT8" => Kind::F64,
+            _ => Kind::Bytes,
+        }
+    }
+
+    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
         let raw = self.try_get_raw(i)?;
         if raw.is_null() {
             return Ok(Cell::Null);
         }
-        let kind = match raw.type_info().name() {
+        kind.cell::<Postgres>(raw)
+    }
+}
+
+impl ServerRow for MySqlRow {
+    fn kind(info: &sqlx::mysql::MySqlTypeInfo) -> Kind {
+        match info.name() {
             "BOOLEAN" | "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" => {
                 Kind::I64
             }
             "TINYINT UNSIGNED" | "SMALLINT UNSIGNED" | "MEDIUMINT UNSIGNED" | "INT UNSIGNED"
-            | "BIGINT UNSIGNED" => {
-                let n: u64 = Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?;
-                return Ok(i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int));
-            }
+            | "BIGINT UNSIGNED" => Kind::U64,
             "FLOAT" => Kind::F32,
             "DOUBLE" => Kind::F64,
             _ => Kind::Bytes,
-        };
+        }
+    }
+
+    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(Cell::Null);
+        }
+        if let Kind::U64 = kind {
+            let n: u64 = Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?;
+            return Ok(i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int));
+        }
         kind.cell::<MySql>(raw)
     }
 }
 
-/// How a server engine's value is decoded, found once from its type; the
-/// value is then decoded as it lies in the row, without a second lookup.
-#[derive(Clone, Copy)]
+/// A server engine's row with the kinds of its statement's columns.
+struct Kinded<'a, R> {
+    row: &'a R,
+    kinds: &'a [Kind],
+}
+
+impl<R: ServerRow> Cells for Kinded<'_, R> {
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        match self.kinds.get(i) {
+            Some(kind) => self.row.decode(i, *kind),
+            None => Err(sqlx::Error::ColumnIndexOutOfBounds {
+                index: i,
+                len: self.kinds.len(),
+            }
+            .into()),
+        }
+    }
+}
+
+/// How a server engine's value is decoded, found once per statement from
+/// its column's type; each value is then decoded as it lies in the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
+    /// A boolean.
     Bool,
+    /// A 16-bit integer.
     I16,
+    /// A 32-bit integer.
     I32,
+    /// A 64-bit integer.
     I64,
+    /// An unsigned 64-bit integer (MySQL), a number when out of `i64`'s range.
+    U64,
+    /// A 32-bit float.
     F32,
+    /// A 64-bit float.
     F64,
     /// Text (read as UTF-8) or anything else the service reads as text.
     Bytes,
@@ -164,6 +231,8 @@ impl Kind {
             Kind::Bool => Cell::Bool(decode::<DB, bool>(raw)?),
             Kind::I16 => Cell::Int(decode::<DB, i16>(raw)?.into()),
             Kind::I32 => Cell::Int(decode::<DB, i32>(raw)?.into()),
+            // Decoded by the engine's row (MySQL's alone has them).
+            Kind::U64 => return Err(ODataError::internal(&"an unsigned column")),
             Kind::I64 => Cell::Int(decode::<DB, i64>(raw)?),
             Kind::F32 => Cell::Real(decode::<DB, f32>(raw)?.into()),
             Kind::F64 => Cell::Real(decode::<DB, f64>(raw)?),
@@ -523,7 +592,9 @@ async fn read<S: Sink>(db: &Db, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODa
     }
 }
 
-/// Feeds the rows of `sql` on a native sqlx pool, as they arrive.
+/// Feeds the rows of `sql` on a native sqlx pool, as they arrive, on a
+/// connection of its own (one stream less per row than the pool's), each
+/// column decoded by the kind its type gave on the first row.
 async fn read_native<DB, S: Sink>(
     pool: &sqlx::Pool<DB>,
     sql: &Sql,
@@ -531,7 +602,7 @@ async fn read_native<DB, S: Sink>(
 ) -> Result<Feed<S>, ODataError>
 where
     DB: sqlx::Database,
-    DB::Row: Cells,
+    DB::Row: ServerRow,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
     for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
     for<'q> bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -540,13 +611,41 @@ where
     for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
-    let mut rows = bound::<DB>(sql).fetch(pool);
-    while let Some(row) = rows.try_next().await? {
-        if !feed.take(&row)? {
-            break;
+    // Connections are not pinged before use (`db::read_options`): one lost
+    // while idle fails its first step, and the statement runs again on
+    // another, at most once per connection the pool held.
+    let mut retries = pool.size();
+    let mut conn = pool.acquire().await?;
+    loop {
+        let mut results = sqlx::Executor::fetch_many(&mut *conn, bound::<DB>(sql));
+        let mut next = match results.try_next().await {
+            Err(e) if retries > 0 && is_unavailable(&e) => {
+                drop(results);
+                retries -= 1;
+                conn.close_on_drop();
+                conn = pool.acquire().await?;
+                continue;
+            }
+            first => first?,
+        };
+        let mut kinds = Vec::new();
+        while let Some(result) = next {
+            if let sqlx::Either::Right(row) = result {
+                if kinds.is_empty() {
+                    kinds = row.kinds();
+                }
+                let row = Kinded {
+                    row: &row,
+                    kinds: &kinds,
+                };
+                if !feed.take(&row)? {
+                    break;
+                }
+            }
+            next = results.try_next().await?;
         }
+        return Ok(feed);
     }
-    Ok(feed)
 }
 
 /// `sql` with its values bound, for the driver `DB`.
