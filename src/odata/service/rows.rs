@@ -14,7 +14,7 @@ use sqlx::{Decode, Row, TypeInfo, ValueRef};
 
 use super::reply::ODataError;
 use super::values::{key_literal, write_str, write_value};
-use crate::db::{bind_numbered, is_unavailable, Db, ReadError, ReadPool};
+use crate::db::{bind_numbered, is_unavailable, Db, ReadError, ReadPool, Reads};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// One value of a row, borrowed from the driver.
@@ -592,11 +592,10 @@ async fn read<S: Sink>(db: &Db, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODa
     }
 }
 
-/// Feeds the rows of `sql` on a native sqlx pool, as they arrive, on a
-/// connection of its own (one stream less per row than the pool's), each
-/// column decoded by the kind its type gave on the first row.
+/// Feeds the rows of `sql` on a connection for bulk reads, as they arrive,
+/// each column decoded by the kind its type gave on the first row.
 async fn read_native<DB, S: Sink>(
-    pool: &sqlx::Pool<DB>,
+    reads: &Reads<DB>,
     sql: &Sql,
     mut feed: Feed<S>,
 ) -> Result<Feed<S>, ODataError>
@@ -611,19 +610,18 @@ where
     for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
-    // Connections are not pinged before use (`db::read_options`): one lost
-    // while idle fails its first step, and the statement runs again on
-    // another, at most once per connection the pool held.
-    let mut retries = pool.size();
-    let mut conn = pool.acquire().await?;
+    // Idle connections are not pinged before use: one lost meanwhile fails
+    // its first step, and the statement runs again on another.
+    let mut retries = reads.idle();
+    let mut conn = reads.acquire().await?;
     loop {
         let mut results = sqlx::Executor::fetch_many(&mut *conn, bound::<DB>(sql));
         let mut next = match results.try_next().await {
             Err(e) if retries > 0 && is_unavailable(&e) => {
                 drop(results);
                 retries -= 1;
-                conn.close_on_drop();
-                conn = pool.acquire().await?;
+                drop(conn);
+                conn = reads.acquire().await?;
                 continue;
             }
             first => first?,
@@ -644,6 +642,8 @@ where
             }
             next = results.try_next().await?;
         }
+        drop(results);
+        conn.give_back();
         return Ok(feed);
     }
 }
