@@ -13,7 +13,7 @@ use sqlx::postgres::{PgRow, Postgres};
 use sqlx::{Decode, Row, TypeInfo, ValueRef};
 
 use super::reply::ODataError;
-use super::values::{key_literal, write_str, write_value};
+use super::values::{key_literal, write_bytes, write_str, write_value};
 use crate::db::{bind_numbered, is_unavailable, Db, ReadError, ReadPool, Reads};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
@@ -38,6 +38,12 @@ pub enum Cell<'a> {
 pub trait Cells {
     /// Column `i`.
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError>;
+
+    /// Writes column `i` as a JSON value of type `edm` onto `out`.
+    fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
+        write_value(out, self.cell(i)?, edm);
+        Ok(())
+    }
 }
 
 /// A row read through sqlx, and whether its blobs are text (see
@@ -110,6 +116,9 @@ trait ServerRow: Row {
     /// Column `i`, decoded as `kind`.
     fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError>;
 
+    /// Column `i` of kind [`Kind::Bytes`] as it lies in the row; `None` when null.
+    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError>;
+
     /// The kinds of this row's columns, in order: the same for every row
     /// of a statement, so found once from its first row.
     fn kinds(&self) -> Vec<Kind> {
@@ -140,6 +149,16 @@ impl ServerRow for PgRow {
         }
         kind.cell::<Postgres>(raw)
     }
+
+    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(
+            Decode::<Postgres>::decode(raw).map_err(sqlx::Error::Decode)?,
+        ))
+    }
 }
 
 impl ServerRow for MySqlRow {
@@ -167,6 +186,16 @@ impl ServerRow for MySqlRow {
         }
         kind.cell::<MySql>(raw)
     }
+
+    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(
+            Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?,
+        ))
+    }
 }
 
 /// A server engine's row with the kinds of its statement's columns.
@@ -175,16 +204,35 @@ struct Kinded<'a, R> {
     kinds: &'a [Kind],
 }
 
-impl<R: ServerRow> Cells for Kinded<'_, R> {
-    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+impl<R: ServerRow> Kinded<'_, R> {
+    fn kind(&self, i: usize) -> Result<Kind, ODataError> {
         match self.kinds.get(i) {
-            Some(kind) => self.row.decode(i, *kind),
+            Some(kind) => Ok(*kind),
             None => Err(sqlx::Error::ColumnIndexOutOfBounds {
                 index: i,
                 len: self.kinds.len(),
             }
             .into()),
         }
+    }
+}
+
+impl<R: ServerRow> Cells for Kinded<'_, R> {
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        self.row.decode(i, self.kind(i)?)
+    }
+
+    /// Text is written from its bytes ([`write_bytes`]), without making it
+    /// a [`Cell`] first.
+    fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
+        match self.kind(i)? {
+            Kind::Bytes => match self.row.bytes(i)? {
+                Some(bytes) => write_bytes(out, bytes, edm),
+                None => out.extend_from_slice(b"null"),
+            },
+            kind => write_value(out, self.row.decode(i, kind)?, edm),
+        }
+        Ok(())
     }
 }
 
@@ -325,7 +373,7 @@ impl Layout {
         }
         for (i, (ty, name)) in self.types.iter().zip(&self.names).enumerate() {
             out.extend_from_slice(name);
-            write_value(out, row.cell(i)?, *ty);
+            row.write(i, *ty, out)?;
         }
         Ok(())
     }
