@@ -44,6 +44,20 @@ pub trait Cells {
         write_value(out, self.cell(i)?, edm);
         Ok(())
     }
+
+    /// Writes the first columns, one per `(prefix, type)` in order, each
+    /// as its prefix then its value as [`Cells::write`] writes it.
+    fn write_properties(
+        &self,
+        properties: &[(Vec<u8>, EdmType)],
+        out: &mut Vec<u8>,
+    ) -> Result<(), ODataError> {
+        for (i, (prefix, edm)) in properties.iter().enumerate() {
+            out.extend_from_slice(prefix);
+            self.write(i, *edm, out)?;
+        }
+        Ok(())
+    }
 }
 
 /// A row read through sqlx, and whether its blobs are text (see
@@ -225,7 +239,40 @@ impl<R: ServerRow> Cells for Kinded<'_, R> {
     /// Text is written from its bytes ([`write_bytes`]), without making it
     /// a [`Cell`] first.
     fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
-        match self.kind(i)? {
+        self.write_kind(i, self.kind(i)?, edm, out)
+    }
+
+    /// As the provided method, the kinds looked up once per row.
+    fn write_properties(
+        &self,
+        properties: &[(Vec<u8>, EdmType)],
+        out: &mut Vec<u8>,
+    ) -> Result<(), ODataError> {
+        let Some(kinds) = self.kinds.get(..properties.len()) else {
+            return Err(sqlx::Error::ColumnIndexOutOfBounds {
+                index: properties.len().saturating_sub(1),
+                len: self.kinds.len(),
+            }
+            .into());
+        };
+        for (i, ((prefix, edm), kind)) in properties.iter().zip(kinds).enumerate() {
+            out.extend_from_slice(prefix);
+            self.write_kind(i, *kind, *edm, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl<R: ServerRow> Kinded<'_, R> {
+    #[inline]
+    fn write_kind(
+        &self,
+        i: usize,
+        kind: Kind,
+        edm: EdmType,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ODataError> {
+        match kind {
             Kind::Bytes => match self.row.bytes(i)? {
                 Some(bytes) => write_bytes(out, bytes, edm),
                 None => out.extend_from_slice(b"null"),
@@ -321,10 +368,9 @@ pub struct Entity {
 /// How to turn a row of one fetch statement into JSON.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    types: Vec<EdmType>,
-    /// What precedes each property's value, escaped once: `{"name":` for
-    /// the first, `,"name":` for the others.
-    names: Vec<Vec<u8>>,
+    /// Each property: what precedes its value, escaped once (`{"name":` for
+    /// the first, `,"name":` for the others), and its type.
+    properties: Vec<(Vec<u8>, EdmType)>,
     key_index: usize,
     key_type: EdmType,
     /// Types of the internal columns (for reading them as literals).
@@ -342,14 +388,14 @@ impl Layout {
         internal: Vec<EdmType>,
         parent: Option<EdmType>,
     ) -> Layout {
-        let names = properties
+        let prefixes = properties
             .iter()
             .enumerate()
             .map(|(i, p)| {
                 let mut name = if i == 0 { vec![b'{'] } else { vec![b','] };
                 write_str(&mut name, &p.name);
                 name.push(b':');
-                name
+                (name, p.edm_type)
             })
             .collect();
         let key_index = properties.iter().position(|p| p.name == key).unwrap_or(0);
@@ -357,8 +403,7 @@ impl Layout {
             .get(key_index)
             .map_or(EdmType::Int64, |p| p.edm_type);
         Layout {
-            types: properties.iter().map(|p| p.edm_type).collect(),
-            names,
+            properties: prefixes,
             key_index,
             key_type,
             internal,
@@ -368,14 +413,10 @@ impl Layout {
 
     /// Writes `row`'s properties as an open JSON object onto `out`.
     pub fn write_open(&self, out: &mut Vec<u8>, row: &dyn Cells) -> Result<(), ODataError> {
-        if self.names.is_empty() {
+        if self.properties.is_empty() {
             out.push(b'{');
         }
-        for (i, (ty, name)) in self.types.iter().zip(&self.names).enumerate() {
-            out.extend_from_slice(name);
-            row.write(i, *ty, out)?;
-        }
-        Ok(())
+        row.write_properties(&self.properties, out)
     }
 
     /// The whole entity of `row`, kept open for expansions.
@@ -383,7 +424,7 @@ impl Layout {
         let mut json = Vec::with_capacity(128);
         self.write_open(&mut json, row)?;
         let key = key_literal(row.cell(self.key_index)?, self.key_type).unwrap_or(Literal::Null);
-        let first = self.types.len();
+        let first = self.properties.len();
         let internal = self
             .internal
             .iter()
