@@ -15,12 +15,15 @@ pub use expressions::{DatePart, Stored, TextValue};
 pub use reader::{bind_numbered, ReadError, SqliteReader};
 pub use schema::{table_columns, Column, SqlType};
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
-use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
+use sqlx::mysql::MySqlPoolOptions;
 use sqlx::pool::PoolOptions;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::postgres::PgPoolOptions;
 use sqlx::query::Query;
 use sqlx::{Any, AnyPool, Connection, Executor, Row, ValueRef};
 
@@ -182,9 +185,144 @@ impl rocket_db_pools::Pool for DbPool {
 #[derive(Clone, Debug)]
 pub enum ReadPool {
     /// PostgreSQL.
-    Postgres(PgPool),
+    Postgres(Reads<sqlx::Postgres>),
     /// MySQL or MariaDB.
-    MySql(MySqlPool),
+    MySql(Reads<sqlx::MySql>),
+}
+
+/// Connections for bulk reads. sqlx's pool opens them (with its connect
+/// options and `after_connect` settings); between statements they wait
+/// here. sqlx's pool pings every connection that comes back to it, a round
+/// trip to the server per statement; a connection here comes back only
+/// after its statement's rows were read without error (the next statement
+/// first reads whatever rows a reader left), and is closed otherwise.
+pub struct Reads<DB: sqlx::Database> {
+    shared: Arc<ReadsShared<DB>>,
+}
+
+struct ReadsShared<DB: sqlx::Database> {
+    opener: sqlx::Pool<DB>,
+    /// Idle connections, each with when it was last given back.
+    idle: Mutex<Vec<(DB::Connection, Instant)>>,
+    /// One per connection that may be open: idle or in use.
+    permits: Arc<Semaphore>,
+}
+
+/// How long a connection may wait idle before it is closed.
+const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a statement waits for a connection.
+const READ_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl<DB: sqlx::Database> Clone for Reads<DB> {
+    fn clone(&self) -> Self {
+        Reads {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<DB: sqlx::Database> std::fmt::Debug for Reads<DB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reads")
+            .field("idle", &self.idle())
+            .field("available", &self.shared.permits.available_permits())
+            .finish()
+    }
+}
+
+impl<DB: sqlx::Database> Reads<DB> {
+    fn new(opener: sqlx::Pool<DB>, max_connections: u32) -> Self {
+        Reads {
+            shared: Arc::new(ReadsShared {
+                opener,
+                idle: Mutex::new(Vec::new()),
+                permits: Arc::new(Semaphore::new(max_connections.max(1) as usize)),
+            }),
+        }
+    }
+
+    /// Connections waiting idle (each may have been lost meanwhile).
+    pub fn idle(&self) -> usize {
+        self.shared.idle.lock().map_or(0, |idle| idle.len())
+    }
+
+    /// A connection: the one given back last, else a new one; waits while
+    /// every connection is in use.
+    pub async fn acquire(&self) -> Result<ReadConnection<DB>, DbError> {
+        let permit = tokio::time::timeout(
+            READ_ACQUIRE_TIMEOUT,
+            Arc::clone(&self.shared.permits).acquire_owned(),
+        )
+        .await
+        .map_err(|_| sqlx::Error::PoolTimedOut)?
+        .map_err(|_| sqlx::Error::PoolClosed)?;
+        loop {
+            let idle = self.shared.idle.lock().ok().and_then(|mut idle| idle.pop());
+            let conn = match idle {
+                Some((conn, since)) if since.elapsed() < READ_IDLE_TIMEOUT => conn,
+                Some((conn, _)) => {
+                    close_soon(conn);
+                    continue;
+                }
+                None => self.shared.opener.acquire().await?.detach(),
+            };
+            return Ok(ReadConnection {
+                conn: Some(conn),
+                shared: Arc::clone(&self.shared),
+                _permit: permit,
+            });
+        }
+    }
+}
+
+/// A connection of [`Reads`], closed when dropped unless given back with
+/// [`ReadConnection::give_back`].
+pub struct ReadConnection<DB: sqlx::Database> {
+    conn: Option<DB::Connection>,
+    shared: Arc<ReadsShared<DB>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl<DB: sqlx::Database> ReadConnection<DB> {
+    /// Gives the connection back for the next statement: only after its
+    /// statement ended without error (its remaining rows may be unread).
+    pub fn give_back(mut self) {
+        if let (Some(conn), Ok(mut idle)) = (self.conn.take(), self.shared.idle.lock()) {
+            idle.push((conn, Instant::now()));
+        }
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::Deref for ReadConnection<DB> {
+    type Target = DB::Connection;
+
+    fn deref(&self) -> &DB::Connection {
+        self.conn.as_ref().expect("a connection until given back")
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::DerefMut for ReadConnection<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        self.conn.as_mut().expect("a connection until given back")
+    }
+}
+
+impl<DB: sqlx::Database> Drop for ReadConnection<DB> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            close_soon(conn);
+        }
+    }
+}
+
+/// Closes `conn` politely on the runtime, or drops it outside one.
+fn close_soon<C: Connection + 'static>(conn: C) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            let _ = conn.close().await;
+        });
+    }
 }
 
 /// What bulk reads (OData) may take of the database.
@@ -388,7 +526,11 @@ fn postgres_reads(url: &str, limits: ReadLimits) -> Result<ReadPool, DbError> {
             Ok(())
         })
     });
-    Ok(ReadPool::Postgres(options.connect_lazy(url)?))
+    let max = limits.max_connections;
+    Ok(ReadPool::Postgres(Reads::new(
+        options.connect_lazy(url)?,
+        max,
+    )))
 }
 
 /// MySQL's or MariaDB's pool for bulk reads, as [`postgres_reads`].
@@ -410,11 +552,13 @@ fn mysql_reads(url: &str, limits: ReadLimits) -> Result<ReadPool, DbError> {
             Ok(())
         })
     });
-    Ok(ReadPool::MySql(options.connect_lazy(url)?))
+    let max = limits.max_connections;
+    Ok(ReadPool::MySql(Reads::new(options.connect_lazy(url)?, max)))
 }
 
 /// What both read pools share: their size and how long a request waits
-/// for a connection.
+/// for a connection to be opened. The pool only opens connections
+/// ([`Reads`] keeps them), so no ping before handing one out.
 fn read_options<DB: sqlx::Database>(options: PoolOptions<DB>, limits: ReadLimits) -> PoolOptions<DB>
 where
     DB::Connection: Connection,
@@ -422,7 +566,8 @@ where
     options
         .max_connections(limits.max_connections)
         .min_connections(0)
-        .acquire_timeout(Duration::from_secs(10))
+        .acquire_timeout(READ_ACQUIRE_TIMEOUT)
+        .test_before_acquire(false)
 }
 
 /// Whether `e` is a statement cancelled by the read timeout: PostgreSQL's

@@ -123,7 +123,7 @@ impl<'m> Ctx<'m> {
     ) -> Result<Reply, ODataError> {
         let set = source.set;
         let plan = PagePlan::new(query, self.page_size);
-        let mut body = Vec::with_capacity(256 + 64 * plan.rows.min(1000) as usize);
+        let mut body = Vec::with_capacity(256 + 128 * plan.rows.min(1000) as usize);
         body.extend_from_slice(b"{\"@odata.context\":");
         write_str(
             &mut body,

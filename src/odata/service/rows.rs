@@ -13,8 +13,8 @@ use sqlx::postgres::{PgRow, Postgres};
 use sqlx::{Decode, Row, TypeInfo, ValueRef};
 
 use super::reply::ODataError;
-use super::values::{key_literal, write_str, write_value};
-use crate::db::{bind_numbered, Db, ReadError, ReadPool};
+use super::values::{key_literal, write_bytes, write_str, write_value};
+use crate::db::{bind_numbered, is_unavailable, Db, ReadError, ReadPool, Reads};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// One value of a row, borrowed from the driver.
@@ -38,6 +38,26 @@ pub enum Cell<'a> {
 pub trait Cells {
     /// Column `i`.
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError>;
+
+    /// Writes column `i` as a JSON value of type `edm` onto `out`.
+    fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
+        write_value(out, self.cell(i)?, edm);
+        Ok(())
+    }
+
+    /// Writes the first columns, one per `(prefix, type)` in order, each
+    /// as its prefix then its value as [`Cells::write`] writes it.
+    fn write_properties(
+        &self,
+        properties: &[(Vec<u8>, EdmType)],
+        out: &mut Vec<u8>,
+    ) -> Result<(), ODataError> {
+        for (i, (prefix, edm)) in properties.iter().enumerate() {
+            out.extend_from_slice(prefix);
+            self.write(i, *edm, out)?;
+        }
+        Ok(())
+    }
 }
 
 /// A row read through sqlx, and whether its blobs are text (see
@@ -87,20 +107,8 @@ impl Cells for PgRow {
     /// Values arrive in PostgreSQL's binary format; the service reads exact,
     /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        let raw = self.try_get_raw(i)?;
-        if raw.is_null() {
-            return Ok(Cell::Null);
-        }
-        let kind = match raw.type_info().name() {
-            "BOOL" => Kind::Bool,
-            "INT2" => Kind::I16,
-            "INT4" => Kind::I32,
-            "INT8" => Kind::I64,
-            "FLOAT4" => Kind::F32,
-            "FLOAT8" => Kind::F64,
-            _ => Kind::Bytes,
-        };
-        kind.cell::<Postgres>(raw)
+        let kind = <PgRow as ServerRow>::kind(self.try_get_raw(i)?.type_info().as_ref());
+        self.decode(i, kind)
     }
 }
 
@@ -108,36 +116,190 @@ impl Cells for MySqlRow {
     /// The service reads MySQL's integers as `BIGINT` and its text, exact,
     /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        let kind = <MySqlRow as ServerRow>::kind(self.try_get_raw(i)?.type_info().as_ref());
+        self.decode(i, kind)
+    }
+}
+
+/// A row of a server engine's own driver, whose columns are decoded by a
+/// [`Kind`] found from their type.
+trait ServerRow: Row {
+    /// How a column of type `info` is decoded.
+    fn kind(info: &<Self::Database as sqlx::Database>::TypeInfo) -> Kind;
+
+    /// Column `i`, decoded as `kind`.
+    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError>;
+
+    /// Column `i` of kind [`Kind::Bytes`] as it lies in the row; `None` when null.
+    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError>;
+
+    /// The kinds of this row's columns, in order: the same for every row
+    /// of a statement, so found once from its first row.
+    fn kinds(&self) -> Vec<Kind> {
+        self.columns()
+            .iter()
+            .map(|c| Self::kind(sqlx::Column::type_info(c)))
+            .collect()
+    }
+}
+
+impl ServerRow for PgRow {
+    fn kind(info: &sqlx::postgres::PgTypeInfo) -> Kind {
+        match info.name() {
+            "BOOL" => Kind::Bool,
+            "INT2" => Kind::I16,
+            "INT4" => Kind::I32,
+            "INT8" => Kind::I64,
+            "FLOAT4" => Kind::F32,
+            "FLOAT8" => Kind::F64,
+            _ => Kind::Bytes,
+        }
+    }
+
+    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
         let raw = self.try_get_raw(i)?;
         if raw.is_null() {
             return Ok(Cell::Null);
         }
-        let kind = match raw.type_info().name() {
+        kind.cell::<Postgres>(raw)
+    }
+
+    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(
+            Decode::<Postgres>::decode(raw).map_err(sqlx::Error::Decode)?,
+        ))
+    }
+}
+
+impl ServerRow for MySqlRow {
+    fn kind(info: &sqlx::mysql::MySqlTypeInfo) -> Kind {
+        match info.name() {
             "BOOLEAN" | "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" => {
                 Kind::I64
             }
             "TINYINT UNSIGNED" | "SMALLINT UNSIGNED" | "MEDIUMINT UNSIGNED" | "INT UNSIGNED"
-            | "BIGINT UNSIGNED" => {
-                let n: u64 = Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?;
-                return Ok(i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int));
-            }
+            | "BIGINT UNSIGNED" => Kind::U64,
             "FLOAT" => Kind::F32,
             "DOUBLE" => Kind::F64,
             _ => Kind::Bytes,
-        };
+        }
+    }
+
+    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(Cell::Null);
+        }
+        if let Kind::U64 = kind {
+            let n: u64 = Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?;
+            return Ok(i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int));
+        }
         kind.cell::<MySql>(raw)
+    }
+
+    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError> {
+        let raw = self.try_get_raw(i)?;
+        if raw.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(
+            Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?,
+        ))
     }
 }
 
-/// How a server engine's value is decoded, found once from its type; the
-/// value is then decoded as it lies in the row, without a second lookup.
-#[derive(Clone, Copy)]
+/// A server engine's row with the kinds of its statement's columns.
+struct Kinded<'a, R> {
+    row: &'a R,
+    kinds: &'a [Kind],
+}
+
+impl<R: ServerRow> Kinded<'_, R> {
+    fn kind(&self, i: usize) -> Result<Kind, ODataError> {
+        match self.kinds.get(i) {
+            Some(kind) => Ok(*kind),
+            None => Err(sqlx::Error::ColumnIndexOutOfBounds {
+                index: i,
+                len: self.kinds.len(),
+            }
+            .into()),
+        }
+    }
+}
+
+impl<R: ServerRow> Cells for Kinded<'_, R> {
+    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
+        self.row.decode(i, self.kind(i)?)
+    }
+
+    /// Text is written from its bytes ([`write_bytes`]), without making it
+    /// a [`Cell`] first.
+    fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
+        self.write_kind(i, self.kind(i)?, edm, out)
+    }
+
+    /// As the provided method, the kinds looked up once per row.
+    fn write_properties(
+        &self,
+        properties: &[(Vec<u8>, EdmType)],
+        out: &mut Vec<u8>,
+    ) -> Result<(), ODataError> {
+        let Some(kinds) = self.kinds.get(..properties.len()) else {
+            return Err(sqlx::Error::ColumnIndexOutOfBounds {
+                index: properties.len().saturating_sub(1),
+                len: self.kinds.len(),
+            }
+            .into());
+        };
+        for (i, ((prefix, edm), kind)) in properties.iter().zip(kinds).enumerate() {
+            out.extend_from_slice(prefix);
+            self.write_kind(i, *kind, *edm, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl<R: ServerRow> Kinded<'_, R> {
+    #[inline]
+    fn write_kind(
+        &self,
+        i: usize,
+        kind: Kind,
+        edm: EdmType,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ODataError> {
+        match kind {
+            Kind::Bytes => match self.row.bytes(i)? {
+                Some(bytes) => write_bytes(out, bytes, edm),
+                None => out.extend_from_slice(b"null"),
+            },
+            kind => write_value(out, self.row.decode(i, kind)?, edm),
+        }
+        Ok(())
+    }
+}
+
+/// How a server engine's value is decoded, found once per statement from
+/// its column's type; each value is then decoded as it lies in the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
+    /// A boolean.
     Bool,
+    /// A 16-bit integer.
     I16,
+    /// A 32-bit integer.
     I32,
+    /// A 64-bit integer.
     I64,
+    /// An unsigned 64-bit integer (MySQL), a number when out of `i64`'s range.
+    U64,
+    /// A 32-bit float.
     F32,
+    /// A 64-bit float.
     F64,
     /// Text (read as UTF-8) or anything else the service reads as text.
     Bytes,
@@ -164,6 +326,8 @@ impl Kind {
             Kind::Bool => Cell::Bool(decode::<DB, bool>(raw)?),
             Kind::I16 => Cell::Int(decode::<DB, i16>(raw)?.into()),
             Kind::I32 => Cell::Int(decode::<DB, i32>(raw)?.into()),
+            // Decoded by the engine's row (MySQL's alone has them).
+            Kind::U64 => return Err(ODataError::internal(&"an unsigned column")),
             Kind::I64 => Cell::Int(decode::<DB, i64>(raw)?),
             Kind::F32 => Cell::Real(decode::<DB, f32>(raw)?.into()),
             Kind::F64 => Cell::Real(decode::<DB, f64>(raw)?),
@@ -204,10 +368,9 @@ pub struct Entity {
 /// How to turn a row of one fetch statement into JSON.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    types: Vec<EdmType>,
-    /// What precedes each property's value, escaped once: `{"name":` for
-    /// the first, `,"name":` for the others.
-    names: Vec<Vec<u8>>,
+    /// Each property: what precedes its value, escaped once (`{"name":` for
+    /// the first, `,"name":` for the others), and its type.
+    properties: Vec<(Vec<u8>, EdmType)>,
     key_index: usize,
     key_type: EdmType,
     /// Types of the internal columns (for reading them as literals).
@@ -225,14 +388,14 @@ impl Layout {
         internal: Vec<EdmType>,
         parent: Option<EdmType>,
     ) -> Layout {
-        let names = properties
+        let prefixes = properties
             .iter()
             .enumerate()
             .map(|(i, p)| {
                 let mut name = if i == 0 { vec![b'{'] } else { vec![b','] };
                 write_str(&mut name, &p.name);
                 name.push(b':');
-                name
+                (name, p.edm_type)
             })
             .collect();
         let key_index = properties.iter().position(|p| p.name == key).unwrap_or(0);
@@ -240,8 +403,7 @@ impl Layout {
             .get(key_index)
             .map_or(EdmType::Int64, |p| p.edm_type);
         Layout {
-            types: properties.iter().map(|p| p.edm_type).collect(),
-            names,
+            properties: prefixes,
             key_index,
             key_type,
             internal,
@@ -251,14 +413,10 @@ impl Layout {
 
     /// Writes `row`'s properties as an open JSON object onto `out`.
     pub fn write_open(&self, out: &mut Vec<u8>, row: &dyn Cells) -> Result<(), ODataError> {
-        if self.names.is_empty() {
+        if self.properties.is_empty() {
             out.push(b'{');
         }
-        for (i, (ty, name)) in self.types.iter().zip(&self.names).enumerate() {
-            out.extend_from_slice(name);
-            write_value(out, row.cell(i)?, *ty);
-        }
-        Ok(())
+        row.write_properties(&self.properties, out)
     }
 
     /// The whole entity of `row`, kept open for expansions.
@@ -266,7 +424,7 @@ impl Layout {
         let mut json = Vec::with_capacity(128);
         self.write_open(&mut json, row)?;
         let key = key_literal(row.cell(self.key_index)?, self.key_type).unwrap_or(Literal::Null);
-        let first = self.types.len();
+        let first = self.properties.len();
         let internal = self
             .internal
             .iter()
@@ -523,15 +681,16 @@ async fn read<S: Sink>(db: &Db, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODa
     }
 }
 
-/// Feeds the rows of `sql` on a native sqlx pool, as they arrive.
+/// Feeds the rows of `sql` on a connection for bulk reads, as they arrive,
+/// each column decoded by the kind its type gave on the first row.
 async fn read_native<DB, S: Sink>(
-    pool: &sqlx::Pool<DB>,
+    reads: &Reads<DB>,
     sql: &Sql,
     mut feed: Feed<S>,
 ) -> Result<Feed<S>, ODataError>
 where
     DB: sqlx::Database,
-    DB::Row: Cells,
+    DB::Row: ServerRow,
     for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
     for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
     for<'q> bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -540,13 +699,42 @@ where
     for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
-    let mut rows = bound::<DB>(sql).fetch(pool);
-    while let Some(row) = rows.try_next().await? {
-        if !feed.take(&row)? {
-            break;
+    // Idle connections are not pinged before use: one lost meanwhile fails
+    // its first step, and the statement runs again on another.
+    let mut retries = reads.idle();
+    let mut conn = reads.acquire().await?;
+    loop {
+        let mut results = sqlx::Executor::fetch_many(&mut *conn, bound::<DB>(sql));
+        let mut next = match results.try_next().await {
+            Err(e) if retries > 0 && is_unavailable(&e) => {
+                drop(results);
+                retries -= 1;
+                drop(conn);
+                conn = reads.acquire().await?;
+                continue;
+            }
+            first => first?,
+        };
+        let mut kinds = Vec::new();
+        while let Some(result) = next {
+            if let sqlx::Either::Right(row) = result {
+                if kinds.is_empty() {
+                    kinds = row.kinds();
+                }
+                let row = Kinded {
+                    row: &row,
+                    kinds: &kinds,
+                };
+                if !feed.take(&row)? {
+                    break;
+                }
+            }
+            next = results.try_next().await?;
         }
+        drop(results);
+        conn.give_back();
+        return Ok(feed);
     }
-    Ok(feed)
 }
 
 /// `sql` with its values bound, for the driver `DB`.

@@ -29,6 +29,46 @@ pub fn write_value(out: &mut Vec<u8>, cell: Cell<'_>, edm: EdmType) {
     }
 }
 
+/// Writes a value read as bytes (text, or anything else the service reads
+/// as text) as [`write_value`] writes it as text when it is UTF-8, else as
+/// bytes: strings of printable ASCII, numbers and instants straight from
+/// the bytes, in one look at them; anything else through [`write_value`].
+pub fn write_bytes(out: &mut Vec<u8>, bytes: &[u8], edm: EdmType) {
+    match edm {
+        EdmType::String if is_plain(bytes) => {
+            out.reserve(bytes.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(bytes);
+            out.push(b'"');
+        }
+        EdmType::Decimal | EdmType::Int16 | EdmType::Int32 | EdmType::Int64 | EdmType::Double
+            if is_json_number(bytes) =>
+        {
+            out.extend_from_slice(bytes)
+        }
+        EdmType::DateTimeOffset if is_written_as_output(bytes) => {
+            out.reserve(bytes.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(bytes);
+            out.push(b'"');
+        }
+        EdmType::DateTimeOffset if write_utc_instant(out, bytes) => {}
+        _ => write_value(
+            out,
+            std::str::from_utf8(bytes).map_or(Cell::Blob(bytes), Cell::Text),
+            edm,
+        ),
+    }
+}
+
+/// Whether `bytes` are printable ASCII without `"` or `\`: a JSON string's
+/// content as they are (and UTF-8).
+fn is_plain(bytes: &[u8]) -> bool {
+    bytes.iter().fold(true, |ok, &b| {
+        ok & (0x20..0x80).contains(&b) & (b != b'"') & (b != b'\\')
+    })
+}
+
 fn write_bool(out: &mut Vec<u8>, b: bool) {
     out.extend_from_slice(if b { b"true" } else { b"false" });
 }
@@ -50,7 +90,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
     match edm {
         EdmType::Decimal | EdmType::Int16 | EdmType::Int32 | EdmType::Int64 | EdmType::Double
-            if is_json_number(text) =>
+            if is_json_number(text.as_bytes()) =>
         {
             out.extend_from_slice(text.as_bytes())
         }
@@ -59,11 +99,12 @@ fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
             "0" | "f" | "false" | "FALSE" => write_bool(out, false),
             _ => write_str(out, text),
         },
-        EdmType::DateTimeOffset if is_written_as_output(text) => {
+        EdmType::DateTimeOffset if is_written_as_output(text.as_bytes()) => {
             out.push(b'"');
             out.extend_from_slice(text.as_bytes());
             out.push(b'"');
         }
+        EdmType::DateTimeOffset if write_utc_instant(out, text.as_bytes()) => {}
         EdmType::DateTimeOffset => match instant(text) {
             Some(t) => write_str(out, &rfc3339(t)),
             None => write_str(out, text),
@@ -77,8 +118,7 @@ fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
 /// Whether a stored instant is already spelled as [`rfc3339`] writes it
 /// (`YYYY-MM-DDTHH:MM:SS[.f]Z`, no trailing zero in the fraction), so it can
 /// be copied as it is. Values out of range fail both ways alike: as stored.
-fn is_written_as_output(text: &str) -> bool {
-    let b = text.as_bytes();
+fn is_written_as_output(b: &[u8]) -> bool {
     let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
     if b.len() < 20 || b[b.len() - 1] != b'Z' {
         return false;
@@ -108,29 +148,108 @@ fn is_written_as_output(text: &str) -> bool {
         }
 }
 
+/// Writes an instant stored in UTC as `YYYY-MM-DD HH:MM:SS` (or with `T`),
+/// with an optional fraction of up to 9 digits and no zone, `Z`, `+00` or
+/// `+00:00` (PostgreSQL's and MySQL's text of their timestamps) exactly as
+/// [`rfc3339`] writes what [`instant`] reads from it, without parsing it into
+/// a date first. Answers `false`, having written nothing, for any other
+/// spelling or an instant that does not exist.
+fn write_utc_instant(out: &mut Vec<u8>, b: &[u8]) -> bool {
+    if b.len() < 19 {
+        return false;
+    }
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    let shape = digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && matches!(b[10], b' ' | b'T')
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19);
+    if !shape {
+        return false;
+    }
+    let (fraction, zone) = match b[19..].split_first() {
+        Some((b'.', rest)) => {
+            let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+            (&rest[..n], &rest[n..])
+        }
+        _ => (&b[19..19], &b[19..]),
+    };
+    let utc = matches!(zone, b"" | b"Z" | b"+00" | b"+00:00");
+    if !utc || (b.get(19) == Some(&b'.') && fraction.is_empty()) || fraction.len() > 9 {
+        return false;
+    }
+    let number = |range: std::ops::Range<usize>| {
+        b[range]
+            .iter()
+            .fold(0u16, |n, d| n * 10 + u16::from(d - b'0'))
+    };
+    let month = time::Month::try_from(number(5..7) as u8);
+    let exists = month.is_ok_and(|m| {
+        Date::from_calendar_date(i32::from(number(0..4)), m, number(8..10) as u8).is_ok()
+    }) && number(11..13) < 24
+        && number(14..16) < 60
+        && number(17..19) < 60;
+    if !exists {
+        return false;
+    }
+    let fraction = match fraction.iter().rposition(|d| *d != b'0') {
+        Some(last) => &fraction[..=last],
+        None => &[],
+    };
+    out.reserve(24 + fraction.len());
+    out.push(b'"');
+    out.extend_from_slice(&b[..10]);
+    out.push(b'T');
+    out.extend_from_slice(&b[11..19]);
+    if !fraction.is_empty() {
+        out.push(b'.');
+        out.extend_from_slice(fraction);
+    }
+    out.extend_from_slice(b"Z\"");
+    true
+}
+
 fn is_date(s: &str) -> bool {
     Date::parse(s, format_description!("[year]-[month]-[day]")).is_ok()
 }
 
-/// Whether `s` is a JSON number (decimals stored as text are written bare).
-fn is_json_number(s: &str) -> bool {
-    let s = s.strip_prefix('-').unwrap_or(s);
-    let (int, rest) = s.split_at(s.find(['.', 'e', 'E']).unwrap_or(s.len()));
-    let int_ok = int == "0" || (!int.is_empty() && !int.starts_with('0'));
-    if !int_ok || !int.bytes().all(|b| b.is_ascii_digit()) {
-        return false;
-    }
-    let (frac, exp) = match rest.find(['e', 'E']) {
-        Some(e) => (&rest[..e], Some(&rest[e + 1..])),
-        None => (rest, None),
+/// Whether `s` is a JSON number (decimals stored as text are written bare):
+/// `-`?, `0` or a digit 1-9 then digits, then `.` and digits, then `e` or
+/// `E`, a sign and digits, the last two parts optional.
+fn is_json_number(s: &[u8]) -> bool {
+    let digits = |from: usize| from + s[from..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut at = usize::from(s.first() == Some(&b'-'));
+    let int_end = match s.get(at) {
+        Some(b'0') => at + 1,
+        Some(b'1'..=b'9') => digits(at + 1),
+        _ => return false,
     };
-    let frac_ok =
-        frac.is_empty() || (frac.len() > 1 && frac[1..].bytes().all(|b| b.is_ascii_digit()));
-    let exp_ok = exp.is_none_or(|e| {
-        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-        !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
-    });
-    frac_ok && exp_ok
+    at = int_end;
+    if s.get(at) == Some(&b'.') {
+        let end = digits(at + 1);
+        if end == at + 1 {
+            return false;
+        }
+        at = end;
+    }
+    if matches!(s.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(s.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        let end = digits(at);
+        if end == at {
+            return false;
+        }
+        at = end;
+    }
+    at == s.len()
 }
 
 /// Reads an ISO 8601 instant as stored: `T` or space between date and time,
@@ -285,7 +404,7 @@ mod tests {
     #[test]
     fn instants_already_in_output_form_are_copied_and_others_rewritten() {
         for same in ["2024-01-02T03:04:05Z", "2024-01-02T03:04:05.25Z"] {
-            assert!(is_written_as_output(same), "{same}");
+            assert!(is_written_as_output(same.as_bytes()), "{same}");
         }
         for other in [
             "2024-01-02T03:04:05.250Z",
@@ -294,7 +413,7 @@ mod tests {
             "2024-01-02T03:04:05.Z",
             "x024-01-02T03:04:05Z",
         ] {
-            assert!(!is_written_as_output(other), "{other}");
+            assert!(!is_written_as_output(other.as_bytes()), "{other}");
             let mut out = Vec::new();
             write_text(&mut out, other, EdmType::DateTimeOffset);
             let written = String::from_utf8(out).unwrap();
@@ -308,12 +427,97 @@ mod tests {
     }
 
     #[test]
-    fn decimals_stored_as_text_are_numbers_only_when_they_are() {
-        for ok in ["0", "12", "-3.50", "1e5", "2.5E-3"] {
-            assert!(is_json_number(ok), "{ok}");
+    fn utc_instants_are_written_without_parsing_as_when_parsed() {
+        for text in [
+            "2024-01-01 00:00:00",
+            "2024-01-02T03:04:05",
+            "2024-12-31 23:59:59.5",
+            "2024-12-31 23:59:59.500",
+            "2024-12-31 23:59:59.000",
+            "2024-12-31 23:59:59.123456789",
+            "2024-02-29 01:02:03+00",
+            "2024-02-29 01:02:03.25+00:00",
+            "2024-02-29 01:02:03Z",
+            "0001-01-01 00:00:00",
+        ] {
+            let mut fast = Vec::new();
+            assert!(write_utc_instant(&mut fast, text.as_bytes()), "{text}");
+            let parsed = instant(text).map(|t| format!("\"{}\"", rfc3339(t)));
+            assert_eq!(Some(String::from_utf8(fast).unwrap()), parsed, "{text}");
         }
-        for bad in ["", "-", "01", "1.", ".5", "1e", "NaN", "1,5", " 1"] {
-            assert!(!is_json_number(bad), "{bad}");
+        for text in [
+            "2023-02-29 00:00:00",
+            "2024-13-01 00:00:00",
+            "2024-01-01 24:00:00",
+            "2024-01-01 23:60:00",
+            "2024-01-01 23:59:60",
+            "2024-01-01 00:00:00.",
+            "2024-01-01 00:00:00.1234567891",
+            "2024-01-01 00:00:00+01",
+            "2024-01-01 00:00:00 ",
+            " 2024-01-01 00:00:00",
+            "2024-01-01 00:00",
+            "2024-01-01x00:00:00",
+            "+2024-01-01 00:00:00",
+        ] {
+            let mut out = Vec::new();
+            assert!(!write_utc_instant(&mut out, text.as_bytes()), "{text}");
+            assert!(out.is_empty());
+        }
+    }
+
+    #[test]
+    fn bytes_are_written_as_their_text_or_as_bytes() {
+        let types = [
+            EdmType::String,
+            EdmType::Decimal,
+            EdmType::Int32,
+            EdmType::Double,
+            EdmType::Boolean,
+            EdmType::DateTimeOffset,
+            EdmType::Date,
+            EdmType::Guid,
+        ];
+        let values: [&[u8]; 14] = [
+            b"item-000123",
+            b"",
+            b"say \"hi\"",
+            b"back\\slash",
+            b"tab\there",
+            b"\x7f",
+            "gr\u{f6}\u{df}e".as_bytes(),
+            b"\xff\xfe",
+            b"12.50",
+            b"-1e5",
+            b"01",
+            b"2024-01-02 03:04:05",
+            b"2024-01-02T03:04:05.250Z",
+            b"ABCDEF00-0000-0000-0000-000000000000",
+        ];
+        for edm in types {
+            for bytes in values {
+                let mut fast = Vec::new();
+                write_bytes(&mut fast, bytes, edm);
+                let mut slow = Vec::new();
+                let cell = std::str::from_utf8(bytes).map_or(Cell::Blob(bytes), Cell::Text);
+                write_value(&mut slow, cell, edm);
+                assert_eq!(fast, slow, "{bytes:?} as {edm:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn decimals_stored_as_text_are_numbers_only_when_they_are() {
+        for ok in [
+            "0", "12", "-3.50", "1e5", "2.5E-3", "-0", "0.0", "10E+2", "7e0",
+        ] {
+            assert!(is_json_number(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "", "-", "01", "1.", ".5", "1e", "NaN", "1,5", " 1", "1 ", "--1", "1.2.3", "1e5e5",
+            "1e+", "+1", "-01", "0x1", "1.e5", "Infinity",
+        ] {
+            assert!(!is_json_number(bad.as_bytes()), "{bad}");
         }
     }
 
