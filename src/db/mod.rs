@@ -629,3 +629,22 @@ impl TextColumn for AnyRow {
             .map_err(|e| sqlx::Error::Decode(e.into()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Db;
+
+    #[tokio::test]
+    async fn a_database_handle_never_prints_where_it_connects() {
+        let dir = std::env::temp_dir().join(format!("gh-debug-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let url = format!("sqlite://{}/secret-name.db?mode=rwc", dir.display());
+        let db = Db::open(&url).await.expect("opens");
+        let printed = format!("{db:?}");
+        assert!(printed.contains("Sqlite"), "{printed}");
+        assert!(!printed.contains("secret-name"), "{printed}");
+        db.pool().close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+

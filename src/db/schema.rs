@@ -135,3 +135,37 @@ fn base_type_name(declared: &str) -> String {
         .collect();
     words.join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SqlType::*;
+    use super::*;
+
+    #[test]
+    fn declared_types_read_as_each_engine_stores_them() {
+        let cases = [
+            // (declared, SQLite, PostgreSQL, MySQL)
+            ("INTEGER", Int64, Int32, Int32),
+            ("int unsigned", Int64, Int64, Int64),
+            ("int4", Int32, Int32, Int32),
+            ("smallint", Int16, Int16, Int16),
+            ("smallint unsigned", Int32, Int32, Int32),
+            ("bigint unsigned", Int64, Int64, Int64),
+            ("tinyint(1)", Boolean, Boolean, Boolean),
+            ("tinyint", Int16, Int16, Int16),
+            ("decimal(10, 2) unsigned", Decimal, Decimal, Decimal),
+            ("double precision", Double, Double, Double),
+            ("timestamp with time zone", Timestamp, Timestamp, Timestamp),
+            ("datetime(6)", Timestamp, Timestamp, Timestamp),
+            ("time without time zone", Time, Time, Time),
+            ("uuid", Text, Uuid, Uuid),
+            ("varchar(255)", Text, Text, Text),
+            ("geometry", Text, Text, Text),
+        ];
+        for (declared, sqlite, postgres, mysql) in cases {
+            assert_eq!(Dialect::Sqlite.sql_type(declared), sqlite, "{declared} on SQLite");
+            assert_eq!(Dialect::Postgres.sql_type(declared), postgres, "{declared} on PostgreSQL");
+            assert_eq!(Dialect::MySql.sql_type(declared), mysql, "{declared} on MySQL");
+        }
+    }
+}
