@@ -31,34 +31,25 @@ pub fn write_value(out: &mut Vec<u8>, cell: Cell<'_>, edm: EdmType) {
 
 /// Writes a value read as bytes (text, or anything else the service reads
 /// as text) as [`write_value`] writes it as text when it is UTF-8, else as
-/// bytes: strings of printable ASCII, numbers and instants straight from
-/// the bytes, in one look at them; anything else through [`write_value`].
+/// bytes. A string of printable ASCII, the most common value, is copied in
+/// one look at its bytes; everything else goes through [`write_value`].
 pub fn write_bytes(out: &mut Vec<u8>, bytes: &[u8], edm: EdmType) {
     match edm {
-        EdmType::String if is_plain(bytes) => {
-            out.reserve(bytes.len() + 2);
-            out.push(b'"');
-            out.extend_from_slice(bytes);
-            out.push(b'"');
-        }
-        EdmType::Decimal | EdmType::Int16 | EdmType::Int32 | EdmType::Int64 | EdmType::Double
-            if is_json_number(bytes) =>
-        {
-            out.extend_from_slice(bytes)
-        }
-        EdmType::DateTimeOffset if is_written_as_output(bytes) => {
-            out.reserve(bytes.len() + 2);
-            out.push(b'"');
-            out.extend_from_slice(bytes);
-            out.push(b'"');
-        }
-        EdmType::DateTimeOffset if write_utc_instant(out, bytes) => {}
+        EdmType::String if is_plain(bytes) => write_quoted(out, bytes),
         _ => write_value(
             out,
             std::str::from_utf8(bytes).map_or(Cell::Blob(bytes), Cell::Text),
             edm,
         ),
     }
+}
+
+/// Writes `bytes`, which need no escaping, as a JSON string.
+fn write_quoted(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(bytes);
+    out.push(b'"');
 }
 
 /// Whether `bytes` are printable ASCII without `"` or `\`: a JSON string's
@@ -100,9 +91,7 @@ fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
             _ => write_str(out, text),
         },
         EdmType::DateTimeOffset if is_written_as_output(text.as_bytes()) => {
-            out.push(b'"');
-            out.extend_from_slice(text.as_bytes());
-            out.push(b'"');
+            write_quoted(out, text.as_bytes())
         }
         EdmType::DateTimeOffset if write_utc_instant(out, text.as_bytes()) => {}
         EdmType::DateTimeOffset => match instant(text) {
