@@ -50,6 +50,9 @@ pub enum AccountError {
     /// A display name or token label outside 1 to 255 characters.
     #[error("the {0} must have 1 to 255 characters")]
     Name(&'static str),
+    /// The password could not be hashed (no hashing thread could start).
+    #[error("{0}")]
+    Hashing(String),
     /// The password breaks the password policy.
     #[error("{0}")]
     Password(String),
@@ -168,10 +171,10 @@ impl Accounts {
         .and_then(|p| p.hashable_by(auth.hash))
         .map_err(|rejection| AccountError::Password(self.explain(rejection)))?;
         PasswordHasher::new(auth.hash, 0)
-            .map_err(|e| AccountError::Open(format!("cannot start a hashing thread: {e}")))?
+            .map_err(|e| AccountError::Hashing(format!("cannot start a hashing thread: {e}")))?
             .hash(&SecretString::from(password.expose().to_owned()))
             .await
-            .map_err(AccountError::Open)
+            .map_err(AccountError::Hashing)
     }
 
     fn explain(&self, rejection: PasswordRejection) -> String {
