@@ -12,20 +12,21 @@ use rocket::fs::NamedFile;
 use rocket::{catch, catchers, get, routes, Build, Request, Response, Rocket, State};
 
 use crate::auth::reset::requests::ResetRequests;
-use crate::auth::{self, PasswordHasher, Throttles};
+use crate::auth::{PasswordHasher, Throttles};
 use crate::config::Settings;
 use crate::db::{Db, ReadLimits};
 use crate::error::AuthError;
 use crate::events::{AuthEventListener, Events};
+use crate::host_routes::HostRoutes;
 use crate::i18n::Catalog;
-use crate::intents::{self, DefaultDispenser, IntentDispenser, OrgSetupHandler};
+use crate::intents::{DefaultDispenser, IntentDispenser, OrgSetupHandler};
 use crate::mail::{Composer, Mailer};
 use crate::odata::{self, declared_sets, EntitySet, Model, Service};
-use crate::screens::{self, Screens};
+use crate::screens::{self, Screen, Screens};
 use crate::security::{common_headers, is_screen_path, loggable, screen_headers};
 use crate::session::{wants_html, Session};
 use crate::shared::Shared;
-use crate::state::{GatehouseState, HostRoutes};
+use crate::state::GatehouseState;
 
 /// The Gatehouse add-on, configured by the host before attaching.
 ///
@@ -141,7 +142,7 @@ impl Gatehouse {
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
         let odata = self.odata_service(&db, &settings).await?;
-        let catalog = Arc::new(Catalog::load()?);
+        let catalog = Arc::new(Catalog::load(Screen::messages)?);
         let settings = Arc::new(settings);
         let auth = &settings.auth;
         let mailer = Mailer::start(&settings.mail)?;
@@ -223,27 +224,10 @@ impl Fairing for Gatehouse {
                 .manage(state.shared.clone())
                 .manage(state)
                 .manage(odata)
+                .mount("/", crate::routes::all())
                 .mount(
                     "/",
                     routes![
-                        auth::login::login,
-                        auth::login::login_signed_in,
-                        auth::logout::logout,
-                        auth::reset::forgot::forgot_password,
-                        auth::reset::forgot::forgot_password_signed_in,
-                        auth::reset::set::reset_link,
-                        auth::reset::set::reset_password,
-                        auth::reset::set::reset_password_signed_in,
-                        screens::forgot_password,
-                        screens::forgot_password_signed_in,
-                        screens::set_password,
-                        screens::set_password_signed_in,
-                        intents::routes::org_setup,
-                        intents::routes::unknown,
-                        screens::login,
-                        screens::login_signed_in,
-                        screens::org_setup,
-                        screens::logout_confirm,
                         logo,
                         screens::script,
                         screens::stylesheet,
@@ -305,7 +289,7 @@ async fn logo(gh: &State<GatehouseState>) -> Option<NamedFile> {
 #[catch(401)]
 fn unauthorized(req: &Request<'_>) -> Result<rocket::response::Redirect, AuthError> {
     if wants_html(req) {
-        Ok(rocket::response::Redirect::to("/login"))
+        Ok(rocket::response::Redirect::to(Screen::Login.path()))
     } else {
         Err(AuthError::Unauthenticated)
     }

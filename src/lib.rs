@@ -123,8 +123,8 @@ mod gatehouse;
 pub mod odata;
 
 internal! {
-    mod auth, body, clock, db, domain, error, events, i18n, intents, mail, reply, screens,
-        security, session, shared, state, sweep, workers;
+    mod auth, body, clock, db, domain, error, events, host_routes, i18n, intents, mail, reply,
+        routes, screens, security, session, shared, state, sweep, workers;
 }
 
 pub use accounts::{AccountError, Accounts};

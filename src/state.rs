@@ -5,22 +5,9 @@ use std::sync::Arc;
 use crate::auth::{PasswordHasher, Throttles};
 use crate::shared::Shared;
 use crate::events::Events;
-use crate::intents::{IntentDispenser, OrgSetupHandler};
-
-/// Paths of the host's named routes, resolved at ignite.
-#[derive(Debug, Clone)]
-pub struct HostRoutes {
-    /// Path of the `home` route (every logout lands here).
-    pub home: String,
-    /// Path of the `dashboard` route (default post-login landing).
-    pub dashboard: String,
-    /// Path of `terms`, when the host has one.
-    pub terms: Option<String>,
-    /// Path of `privacy`, when the host has one.
-    pub privacy: Option<String>,
-    /// Path of `cookies`, when the host has one.
-    pub cookies: Option<String>,
-}
+use crate::host_routes::HostRoutes;
+use crate::intents::{IntentContext, IntentDispenser, OrgSetupHandler};
+use crate::session::Session;
 
 /// The shared state of the add-on, available as `&State<Gatehouse>` to host code
 /// through [`crate::GatehouseState`].
@@ -63,6 +50,16 @@ impl GatehouseState {
     /// the fairing that also manages the state, so it is always present.
     pub fn of<'r>(req: &'r rocket::Request<'_>) -> Option<&'r Self> {
         req.rocket().state::<Self>()
+    }
+
+    /// What the host's intent code may use for a request of `session`.
+    pub fn intent_context(&self, session: Session) -> IntentContext {
+        IntentContext::new(
+            self.db.clone(),
+            self.settings.clone(),
+            self.routes.clone(),
+            session,
+        )
     }
 
     /// Where a signed-in browser that asks for a guest-only route goes.

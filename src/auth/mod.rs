@@ -1,7 +1,5 @@
 //! Signing in and out: credentials, password hashes, throttling, accounts.
 
-pub mod login;
-pub mod logout;
 mod password;
 pub mod reset;
 mod throttle;

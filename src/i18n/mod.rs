@@ -83,18 +83,13 @@ macro_rules! ftl {
     ($lang:literal) => {
         &[
             include_str!(concat!("../../i18n/", $lang, "/common.ftl")),
-            include_str!(concat!("../../i18n/", $lang, "/login.ftl")),
-            include_str!(concat!("../../i18n/", $lang, "/forgotPassword.ftl")),
-            include_str!(concat!("../../i18n/", $lang, "/setPassword.ftl")),
-            include_str!(concat!("../../i18n/", $lang, "/orgSetup.ftl")),
-            include_str!(concat!("../../i18n/", $lang, "/logout.ftl")),
             include_str!(concat!("../../i18n/", $lang, "/messages.ftl")),
             include_str!(concat!("../../i18n/", $lang, "/mail.ftl")),
         ]
     };
 }
 
-/// The embedded `.ftl` sources of one language.
+/// The embedded `.ftl` sources of one language shared by every screen and mail.
 fn sources(language: Language) -> &'static [&'static str] {
     match language {
         Language::En => ftl!("en"),
@@ -109,16 +104,20 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Parses the embedded bundles. A syntax error in a shipped file is a
-    /// build defect, reported here with the language.
-    pub fn load() -> Result<Self, String> {
+    /// Parses the embedded bundles: the shared messages and, per language,
+    /// those `screens` gives (each screen's own). A syntax error in a shipped
+    /// file is a build defect, reported here with the language.
+    pub fn load<I>(screens: impl Fn(Language) -> I) -> Result<Self, String>
+    where
+        I: Iterator<Item = &'static str>,
+    {
         let mut bundles = HashMap::new();
         let mut ids: HashMap<Language, Vec<String>> = HashMap::new();
         for language in Language::ALL {
             let mut bundle = FluentBundle::new_concurrent(vec![language.id()]);
             bundle.set_use_isolating(false);
-            for source in sources(language) {
-                let resource = FluentResource::try_new((*source).to_owned())
+            for source in sources(language).iter().copied().chain(screens(language)) {
+                let resource = FluentResource::try_new(source.to_owned())
                     .map_err(|(_, errors)| format!("i18n/{}: {errors:?}", language.tag()))?;
                 let names = resource.entries().filter_map(|entry| match entry {
                     fluent_syntax::ast::Entry::Message(m) => Some(m.id.name.to_owned()),
@@ -273,7 +272,7 @@ mod tests {
 
     #[test]
     fn every_english_message_is_translated() {
-        let catalog = Catalog::load().unwrap();
+        let catalog = Catalog::load(crate::screens::Screen::messages).unwrap();
         for id in catalog.ids(Language::En) {
             assert!(catalog.has(Language::De, id), "de lacks {id}");
         }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::session::{Session, INTENDED_KEY};
-use crate::state::{GatehouseState, HostRoutes};
+use crate::host_routes::HostRoutes;
 
 /// The request's surroundings, handed to host intent code.
 #[derive(Clone)]
@@ -19,11 +19,11 @@ pub struct IntentContext {
 }
 
 impl IntentContext {
-    pub(crate) fn new(gh: &GatehouseState, session: Session) -> Self {
+    pub(crate) fn new(db: Db, settings: Arc<Settings>, routes: HostRoutes, session: Session) -> Self {
         Self {
-            db: gh.db.clone(),
-            settings: gh.settings.clone(),
-            routes: gh.routes.clone(),
+            db,
+            settings,
+            routes,
             session,
         }
     }

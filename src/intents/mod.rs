@@ -9,7 +9,6 @@
 mod context;
 mod dispenser;
 mod org_setup;
-pub mod routes;
 
 pub use context::IntentContext;
 pub use dispenser::DefaultDispenser;
@@ -18,6 +17,7 @@ pub use org_setup::{CompanySize, JobFunction, LegalForm, OrgSetupRequest};
 use serde_json::{json, Value};
 
 use crate::error::FieldErrors;
+use crate::screens::Screen;
 use crate::session::AuthUser;
 
 /// The kinds of intent; closed, like the screens that follow them.
@@ -82,7 +82,7 @@ impl Intent {
     pub fn screen_url(&self) -> String {
         match self {
             Self::Redirect { target } => target.clone(),
-            Self::OrgSetup { .. } => "/login/org-setup".to_owned(),
+            Self::OrgSetup { .. } => Screen::OrgSetup.path().to_owned(),
         }
     }
 }

@@ -107,3 +107,11 @@ async fn deliver(transport: &Transport, message: Message) -> bool {
         }
     }
 }
+
+/// `Name <address>` for a user.
+pub fn mailbox(name: &str, email: &str) -> Result<Mailbox, String> {
+    let address = email
+        .parse()
+        .map_err(|e| format!("stored address {email:?} is not deliverable: {e}"))?;
+    Ok(Mailbox::new(Some(name.to_owned()), address))
+}

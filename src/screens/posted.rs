@@ -6,6 +6,7 @@ use rocket::request::Request;
 use rocket::response::{self, Redirect, Responder};
 use serde_json::Value;
 
+use super::Screen;
 use crate::body::OldInput;
 use crate::error::AuthError;
 use crate::session::Session;
@@ -33,27 +34,15 @@ impl<'r, R: Responder<'r, 'static>> Responder<'r, 'static> for Posted<R> {
                 | AuthError::Busy
         );
         let is_form = req.content_type().is_some_and(|ct| ct.is_form());
-        if let (true, true, Some(screen)) = (shown_on_screen, is_form, screen_of(req)) {
+        if let (true, true, Some(screen)) = (shown_on_screen, is_form, Screen::of_form_post(req.uri().path().as_str())) {
             if let Some(session) = Session::cached(req) {
                 let mut flash = error.body();
                 let old = req.local_cache(OldInput::default);
                 flash["old"] = Value::Object(old.0.clone());
                 session.set_flash(flash);
             }
-            return Redirect::to(screen).respond_to(req);
+            return Redirect::to(screen.path()).respond_to(req);
         }
         error.respond_to(req)
-    }
-}
-
-/// The screen a form post to the request's path came from. (`POST
-/// /auth/reset-password` sends its own failures back to its screen, whose
-/// path carries the token.)
-fn screen_of(req: &Request<'_>) -> Option<&'static str> {
-    match req.uri().path().as_str() {
-        "/auth/login" => Some("/login"),
-        "/auth/forgot-password" => Some("/login/forgot-password"),
-        "/auth/intents/org-setup" => Some("/login/org-setup"),
-        _ => None,
     }
 }

@@ -12,46 +12,11 @@ use tera::{Context, Tera};
 
 use crate::error::AuthError;
 use crate::i18n::{Catalog, Language};
-use crate::state::HostRoutes;
+use super::Screen;
+use crate::host_routes::HostRoutes;
 
-/// The screens, each with its template and its Fluent message group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
-    /// `GET /login`.
-    Login,
-    /// `GET /login/forgot-password`.
-    ForgotPassword,
-    /// `GET /login/set-password/<token>/<email>`.
-    SetPassword,
-    /// `GET /login/org-setup`.
-    OrgSetup,
-    /// `GET /logout`.
-    Logout,
-}
-
-impl Screen {
-    fn template(self) -> &'static str {
-        match self {
-            Self::Login => "login.html",
-            Self::ForgotPassword => "forgot-password.html",
-            Self::SetPassword => "set-password.html",
-            Self::OrgSetup => "org-setup.html",
-            Self::Logout => "logout.html",
-        }
-    }
-
-    fn group(self) -> &'static str {
-        match self {
-            Self::Login => "login-",
-            Self::ForgotPassword => "forgotPassword-",
-            Self::SetPassword => "setPassword-",
-            Self::OrgSetup => "orgSetup-",
-            Self::Logout => "logout-",
-        }
-    }
-}
-
-const EMBEDDED: [(&str, &str); 7] = [
+/// The templates every screen builds on.
+const SHARED: [(&str, &str); 2] = [
     (
         "base.html",
         include_str!("../../templates/screens/base.html"),
@@ -59,26 +24,6 @@ const EMBEDDED: [(&str, &str); 7] = [
     (
         "macros.html",
         include_str!("../../templates/screens/macros.html"),
-    ),
-    (
-        "login.html",
-        include_str!("../../templates/screens/login.html"),
-    ),
-    (
-        "forgot-password.html",
-        include_str!("../../templates/screens/forgot-password.html"),
-    ),
-    (
-        "set-password.html",
-        include_str!("../../templates/screens/set-password.html"),
-    ),
-    (
-        "org-setup.html",
-        include_str!("../../templates/screens/org-setup.html"),
-    ),
-    (
-        "logout.html",
-        include_str!("../../templates/screens/logout.html"),
     ),
 ];
 
@@ -149,7 +94,8 @@ impl Screens {
         min_password: usize,
     ) -> Result<Self, String> {
         let mut tera = Tera::default();
-        tera.add_raw_templates(EMBEDDED)
+        let screens = Screen::ALL.iter().map(|s| (s.template(), s.source()));
+        tera.add_raw_templates(SHARED.into_iter().chain(screens))
             .map_err(|e| format!("screen templates: {e:?}"))?;
         if let Some(dir) = templates_dir {
             let entries = std::fs::read_dir(dir).map_err(|e| {
@@ -315,7 +261,7 @@ mod tests {
     /// with the embedded macros.
     #[test]
     fn the_input_macro_works_without_error_ids() {
-        let macros = EMBEDDED.iter().find(|(name, _)| *name == "macros.html");
+        let macros = SHARED.iter().find(|(name, _)| *name == "macros.html");
         let mut tera = Tera::default();
         tera.add_raw_templates([
             ("macros.html", macros.expect("embedded").1),

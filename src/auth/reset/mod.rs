@@ -1,7 +1,5 @@
-//! Password reset by mail: the token broker, `POST /auth/forgot-password`,
-//! the link's courtesy pre-check and `POST /auth/reset-password`.
+//! Password reset by mail: the token broker and the stored forgot-password
+//! requests with their worker (the routes are in `routes/`).
 
 pub mod broker;
-pub mod forgot;
 pub mod requests;
-pub mod set;

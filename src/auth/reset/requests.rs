@@ -15,7 +15,7 @@ use sqlx::Row;
 use tokio::sync::Notify;
 
 use super::broker;
-use super::forgot::mailbox;
+use crate::mail::mailbox;
 use crate::auth::users;
 use crate::clock::unix_now;
 use crate::config::Settings;

@@ -6,13 +6,11 @@ use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
-use super::users;
-use super::Begun;
+use crate::auth::{users, Begun};
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::AuthEvent;
-use crate::intents::IntentContext;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{remember, AuthUser, Guest, Session};
@@ -133,7 +131,7 @@ pub async fn login(
         };
         let next = gh
             .dispenser
-            .dispense(&auth_user, &IntentContext::new(gh, session))
+            .dispense(&auth_user, &gh.intent_context(session))
             .await;
         if input.is_form() {
             return Ok(Reply::screen(next.screen_url()));

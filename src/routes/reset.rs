@@ -7,8 +7,8 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
-use super::broker;
-use super::forgot::mailbox;
+use crate::auth::reset::broker;
+use crate::mail::mailbox;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::config::AuthSettings;

@@ -4,7 +4,7 @@ use rocket::http::CookieJar;
 use rocket::response::Redirect;
 use rocket::{post, State};
 
-use super::users;
+use crate::auth::users;
 use crate::error::AuthError;
 use crate::events::AuthEvent;
 use crate::security::SameOrigin;

@@ -1,10 +1,9 @@
 //! `POST /auth/forgot-password`: the same answer, status and timing whether
 //! or not the address has an account. The request path only validates,
-//! counts the attempt and stores the request ([`super::requests`]); looking
+//! counts the attempt and stores the request ([`crate::auth::reset::requests`]); looking
 //! the account up, issuing the token and sending the mail happen in the
 //! background.
 
-use lettre::message::Mailbox;
 use rocket::response::Redirect;
 use rocket::{post, State};
 use serde_json::json;
@@ -70,12 +69,4 @@ pub async fn forgot_password(
 #[post("/auth/forgot-password", rank = 2)]
 pub fn forgot_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
     gh.to_dashboard()
-}
-
-/// `Name <address>` for a user.
-pub fn mailbox(name: &str, email: &str) -> Result<Mailbox, String> {
-    let address = email
-        .parse()
-        .map_err(|e| format!("stored address {email:?} is not deliverable: {e}"))?;
-    Ok(Mailbox::new(Some(name.to_owned()), address))
 }

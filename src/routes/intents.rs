@@ -3,7 +3,7 @@
 use rocket::{post, State};
 use serde_json::{json, Value};
 
-use super::{IntentContext, IntentResult, OrgSetupRequest};
+use crate::intents::{IntentResult, OrgSetupRequest};
 use crate::body::{BodyError, Input};
 use crate::error::AuthError;
 use crate::reply::Reply;
@@ -28,7 +28,7 @@ pub async fn org_setup(
             .ok_or(AuthError::OrgSetupHandlerMissing)?;
         let input = body?;
         let request = OrgSetupRequest::from_input(&input)?;
-        let ctx = IntentContext::new(gh, session.clone());
+        let ctx = gh.intent_context(session.clone());
         let result = handler.handle(&user, request, &ctx).await;
         let (status, next_step, errors, next) = match &result {
             IntentResult::Satisfied => {

@@ -1,0 +1,56 @@
+//! Gatehouse's HTTP routes: each takes its guards and the managed state and
+//! answers through `Reply`, `Posted` or `AuthError`. The parts they use
+//! (`auth`, `intents`, `screens`, `session`, …) know no route and no
+//! `GatehouseState`.
+
+mod forgot;
+mod intents;
+mod login;
+mod logout;
+mod reset;
+mod screens;
+
+use rocket::{routes, Route};
+
+/// Every sign-in, reset, intent and screen route, for mounting at `/`.
+pub fn all() -> Vec<Route> {
+    routes![
+        login::login,
+        login::login_signed_in,
+        logout::logout,
+        forgot::forgot_password,
+        forgot::forgot_password_signed_in,
+        reset::reset_link,
+        reset::reset_password,
+        reset::reset_password_signed_in,
+        intents::org_setup,
+        intents::unknown,
+        screens::login,
+        screens::login_signed_in,
+        screens::forgot_password,
+        screens::forgot_password_signed_in,
+        screens::set_password,
+        screens::set_password_signed_in,
+        screens::org_setup,
+        screens::logout_confirm,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::screens::Screen;
+
+    #[test]
+    fn every_screen_is_served_at_its_path() {
+        let routes = all();
+        for screen in Screen::ALL {
+            assert!(
+                routes.iter().any(|route| route.method == rocket::http::Method::Get
+                    && route.uri.path() == screen.path()),
+                "{screen:?} at {} is not mounted",
+                screen.path()
+            );
+        }
+    }
+}

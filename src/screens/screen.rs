@@ -1,0 +1,173 @@
+//! The screens, each declared once: its path, its template, its Fluent
+//! messages and the form posts that come back to it when they fail.
+
+use crate::i18n::Language;
+
+/// What one screen is made of.
+struct Spec {
+    /// The `GET` route's path (Rocket's pattern, `<…>` for segments).
+    path: &'static str,
+    /// The template's file name under `templates/screens/` (or `templates_dir`).
+    template: &'static str,
+    /// The embedded template.
+    source: &'static str,
+    /// The prefix of its Fluent messages (`login-` for `login-title`).
+    group: &'static str,
+    /// The embedded Fluent messages, per language.
+    messages: [(Language, &'static str); 2],
+    /// The `POST` paths whose failed form posts go back to this screen.
+    form_posts: &'static [&'static str],
+}
+
+/// Declares the screens: the enum and its one table. A screen's files are
+/// named after it: `templates/screens/<template>.html` and
+/// `i18n/<lang>/<messages>.ftl`, whose messages start with `<messages>-`.
+macro_rules! screens {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident {
+            path: $path:literal,
+            template: $template:literal,
+            messages: $messages:literal,
+            form_posts: [$($post:literal),*] $(,)?
+        }
+    ),+ $(,)?) => {
+        /// A server-rendered screen.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Screen {
+            $($(#[$doc])* $name,)+
+        }
+
+        impl Screen {
+            /// Every screen.
+            pub const ALL: &'static [Screen] = &[$(Screen::$name),+];
+
+            fn spec(self) -> &'static Spec {
+                match self {
+                    $(Screen::$name => &Spec {
+                        path: $path,
+                        template: concat!($template, ".html"),
+                        source: include_str!(concat!("../../templates/screens/", $template, ".html")),
+                        group: concat!($messages, "-"),
+                        messages: [
+                            (Language::En, include_str!(concat!("../../i18n/en/", $messages, ".ftl"))),
+                            (Language::De, include_str!(concat!("../../i18n/de/", $messages, ".ftl"))),
+                        ],
+                        form_posts: &[$($post),*],
+                    },)+
+                }
+            }
+        }
+    };
+}
+
+screens! {
+    /// `GET /login`: e-mail and password.
+    Login {
+        path: "/login",
+        template: "login",
+        messages: "login",
+        form_posts: ["/auth/login"],
+    },
+    /// `GET /login/forgot-password`: asks for the address to send a link to.
+    ForgotPassword {
+        path: "/login/forgot-password",
+        template: "forgot-password",
+        messages: "forgotPassword",
+        form_posts: ["/auth/forgot-password"],
+    },
+    /// `GET /login/set-password/<token>/<email>`: a new password. Its form's
+    /// failures go back to it by `POST /auth/reset-password` itself, as its
+    /// path carries the token.
+    SetPassword {
+        path: "/login/set-password/<token>/<email>",
+        template: "set-password",
+        messages: "setPassword",
+        form_posts: [],
+    },
+    /// `GET /login/org-setup`: the organisation set-up intent.
+    OrgSetup {
+        path: "/login/org-setup",
+        template: "org-setup",
+        messages: "orgSetup",
+        form_posts: ["/auth/intents/org-setup"],
+    },
+    /// `GET /logout`: asks before signing out.
+    Logout {
+        path: "/logout",
+        template: "logout",
+        messages: "logout",
+        form_posts: [],
+    },
+}
+
+impl Screen {
+    /// The screen's path; for a screen without segments, where to send a
+    /// browser.
+    pub fn path(self) -> &'static str {
+        self.spec().path
+    }
+
+    /// The template's file name.
+    pub fn template(self) -> &'static str {
+        self.spec().template
+    }
+
+    /// The embedded template.
+    pub(super) fn source(self) -> &'static str {
+        self.spec().source
+    }
+
+    /// The prefix of the screen's Fluent messages.
+    pub(super) fn group(self) -> &'static str {
+        self.spec().group
+    }
+
+    /// The screen a failed form post to `path` goes back to.
+    pub fn of_form_post(path: &str) -> Option<Screen> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|screen| screen.spec().form_posts.contains(&path))
+    }
+
+    /// Every screen's embedded Fluent messages in `language`, for the catalog.
+    pub fn messages(language: Language) -> impl Iterator<Item = &'static str> {
+        Self::ALL.iter().flat_map(move |screen| {
+            screen
+                .spec()
+                .messages
+                .iter()
+                .filter(move |(lang, _)| *lang == language)
+                .map(|(_, source)| *source)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_form_post_goes_back_to_its_screen() {
+        assert_eq!(Screen::of_form_post("/auth/login"), Some(Screen::Login));
+        assert_eq!(
+            Screen::of_form_post("/auth/intents/org-setup"),
+            Some(Screen::OrgSetup)
+        );
+        assert_eq!(Screen::of_form_post("/auth/reset-password"), None);
+        assert_eq!(Screen::of_form_post("/auth/logout"), None);
+    }
+
+    #[test]
+    fn each_screen_has_its_own_template_and_messages_in_every_language() {
+        for screen in Screen::ALL {
+            assert!(screen.source().contains("{% extends"), "{screen:?}");
+            for language in Language::ALL {
+                let text = screen.spec().messages.iter().find(|(l, _)| *l == language);
+                let (_, text) = text.expect("a source per language");
+                assert!(text.contains(&format!("{}title", screen.group())), "{screen:?}");
+            }
+        }
+    }
+}
