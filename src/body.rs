@@ -12,7 +12,8 @@ use rocket::http::Status;
 use rocket::request::Request;
 use serde_json::Value;
 
-use crate::domain::Email;
+use crate::config::AuthSettings;
+use crate::domain::{Email, Password};
 use crate::error::{AuthError, FieldErrors};
 
 /// The fields of a JSON or form body.
@@ -163,6 +164,32 @@ impl Input {
         let before = errors.count(name);
         let text = self.string(name, errors, |c| c == '\0');
         Self::required(name, text, before, errors)
+    }
+
+    /// A new password under the policy, confirmed by
+    /// `password_confirmation`: codes go on `password` (`required`,
+    /// `confirmed`, the policy's rejection). `hints` are words the password
+    /// must not be built on (the address).
+    pub fn new_password(
+        &self,
+        auth: &AuthSettings,
+        hints: &[&str],
+        errors: &mut FieldErrors,
+    ) -> Option<Password> {
+        let raw = self.required_password("password", errors)?;
+        let confirmation = self.password("password_confirmation", errors);
+        if confirmation.as_deref() != Some(raw.as_str()) {
+            errors.add("password", "confirmed");
+        }
+        match Password::parse(raw, auth.password_min_length, hints)
+            .and_then(|p| p.hashable_by(auth.hash))
+        {
+            Ok(password) => Some(password),
+            Err(rejection) => {
+                errors.add("password", rejection.code());
+                None
+            }
+        }
     }
 
     /// An optional password field (a confirmation), refusing only NUL.

@@ -95,6 +95,12 @@ pub enum AuthError {
     /// The caller is not signed in (401 `unauthenticated`).
     #[error("unauthenticated")]
     Unauthenticated,
+    /// Nothing of the caller's has this id (404 `not_found`).
+    #[error("not found")]
+    NotFound,
+    /// A wrong or replayed two-factor code (422 `two_factor_failed`).
+    #[error("two-factor code not accepted")]
+    TwoFactorFailed,
     /// `POST /auth/intents/<kind>` for a kind that does not exist (404).
     #[error("unknown intent")]
     UnknownIntent,
@@ -124,12 +130,12 @@ impl AuthError {
         match self {
             Self::MalformedBody => Status::BadRequest,
             Self::PayloadTooLarge => Status::PayloadTooLarge,
-            Self::Validation(_) | Self::Credentials | Self::ResetFailed => {
+            Self::Validation(_) | Self::Credentials | Self::ResetFailed | Self::TwoFactorFailed => {
                 Status::UnprocessableEntity
             }
             Self::Throttled { .. } => Status::TooManyRequests,
             Self::Unauthenticated => Status::Unauthorized,
-            Self::UnknownIntent => Status::NotFound,
+            Self::UnknownIntent | Self::NotFound => Status::NotFound,
             Self::Busy | Self::Unavailable => Status::ServiceUnavailable,
             Self::Database(e) if crate::db::is_unavailable(e) => Status::ServiceUnavailable,
             Self::OrgSetupHandlerMissing | Self::Database(_) | Self::Internal(_) => {
@@ -161,6 +167,11 @@ impl AuthError {
             }),
             Self::Unauthenticated => json!({"message": "unauthenticated"}),
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
+            Self::NotFound => json!({"message": "not_found"}),
+            Self::TwoFactorFailed => json!({
+                "message": "two_factor_failed",
+                "errors": {"code": ["two_factor_failed"]}
+            }),
             Self::OrgSetupHandlerMissing => json!({"message": "org_setup_handler_missing"}),
             Self::Busy => json!({"message": "busy"}),
             Self::Database(_) | Self::Internal(_) | Self::Unavailable => {

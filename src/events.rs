@@ -44,6 +44,18 @@ pub enum AuthEvent {
         /// `users.id`.
         user_id: i64,
     },
+    /// A signed-in user changed their password.
+    PasswordChanged {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A user ended sessions of theirs.
+    SessionEnded {
+        /// `users.id`.
+        user_id: i64,
+        /// How many sessions ended.
+        ended: u64,
+    },
 }
 
 impl AuthEvent {
@@ -55,6 +67,8 @@ impl AuthEvent {
             Self::Lockout { .. } => "Lockout",
             Self::Logout { .. } => "Logout",
             Self::PasswordReset { .. } => "PasswordReset",
+            Self::PasswordChanged { .. } => "PasswordChanged",
+            Self::SessionEnded { .. } => "SessionEnded",
         }
     }
 }
@@ -93,6 +107,12 @@ impl Events {
             }
             AuthEvent::PasswordReset { user_id } => {
                 tracing::info!(event = "PasswordReset", user_id, "password reset")
+            }
+            AuthEvent::PasswordChanged { user_id } => {
+                tracing::info!(event = "PasswordChanged", user_id, "password changed")
+            }
+            AuthEvent::SessionEnded { user_id, ended } => {
+                tracing::info!(event = "SessionEnded", user_id, ended, "sessions ended")
             }
         }
         for listener in &self.listeners {

@@ -142,6 +142,11 @@ impl Throttle {
         sha256_hex(&format!("{}|{}", self.scope, ip))
     }
 
+    /// The stored key of a budget per user, wherever they sign in from.
+    pub fn user_key(&self, user_id: i64) -> String {
+        sha256_hex(&format!("{}|user:{user_id}", self.scope))
+    }
+
     /// Starts the window of `key` if none is running (or the last one ended).
     async fn open_window(&self, key: &str, now: i64) -> Result<(), DbError> {
         let d = self.db.dialect();
@@ -366,6 +371,9 @@ impl Throttle {
     }
 }
 
+/// Wrong second-factor codes a user may enter in one throttle window.
+pub const TWO_FACTOR_ATTEMPTS: u32 = 5;
+
 /// Every counter of the sign-in and reset routes.
 #[derive(Clone, Debug)]
 pub struct Throttles {
@@ -377,6 +385,9 @@ pub struct Throttles {
     pub forgot: Throttle,
     /// Reset-link requests per client IP, over all addresses.
     pub forgot_ip: Throttle,
+    /// Wrong second-factor codes per user: five, then the pending sign-in
+    /// is dropped until the window ends.
+    pub two_factor: Throttle,
 }
 
 impl Throttles {
@@ -389,6 +400,7 @@ impl Throttles {
             login_ip: counter("login-ip", auth.ip_throttle_attempts),
             forgot: counter("forgot", auth.throttle_attempts),
             forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
+            two_factor: counter("two-factor", TWO_FACTOR_ATTEMPTS),
         }
     }
 }

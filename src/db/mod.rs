@@ -476,6 +476,14 @@ impl DbPool {
         query.fetch_optional(&self.pool).await
     }
 
+    /// Fetches every row.
+    pub async fn fetch_all<'q>(
+        &self,
+        query: Query<'q, Any, AnyArguments<'q>>,
+    ) -> Result<Vec<AnyRow>, DbError> {
+        query.fetch_all(&self.pool).await
+    }
+
     /// Runs `insert` (an `INSERT` with `$n` placeholders, bound by `bind`)
     /// on `executor` — the pool or an open transaction — and answers the new
     /// row's `id`: by `RETURNING id` where the engine has it, else by the

@@ -16,7 +16,7 @@ use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{Guest, Session};
-use crate::screens::Posted;
+use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
 
 /// Parses the one field of the form.
@@ -57,7 +57,7 @@ pub async fn forgot_password(
         gh.reset_requests.enqueue(&email, language).await?;
         if input.is_form() {
             session.set_flash(json!({"message": "reset_link_sent"}));
-            return Ok(Reply::screen("/login/forgot-password"));
+            return Ok(Reply::screen(Screen::ForgotPassword.path()));
         }
         Ok(Reply::json(json!({"message": "reset_link_sent"})))
     }

@@ -9,7 +9,7 @@ use crate::error::AuthError;
 use crate::reply::Reply;
 use crate::security::SameOrigin;
 use crate::session::{AuthUser, Session};
-use crate::screens::Posted;
+use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
 
 /// Hands a validated org-setup submission to the host's handler.
@@ -45,7 +45,7 @@ pub async fn org_setup(
                     session.set_flash(
                         json!({"message": status, "next_step": next_step, "errors": errors}),
                     );
-                    Reply::screen("/login/org-setup")
+                    Reply::screen(Screen::OrgSetup.path())
                 }
             });
         }

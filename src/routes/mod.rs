@@ -3,12 +3,15 @@
 //! (`auth`, `intents`, `screens`, `session`, …) know no route and no
 //! `GatehouseState`.
 
+mod account;
+mod confirm;
 mod forgot;
 mod intents;
 mod login;
 mod logout;
 mod reset;
 mod screens;
+mod sessions;
 
 use rocket::{routes, Route};
 
@@ -33,6 +36,11 @@ pub fn all() -> Vec<Route> {
         screens::set_password_signed_in,
         screens::org_setup,
         screens::logout_confirm,
+        account::screen,
+        account::change_password,
+        sessions::list,
+        sessions::end,
+        sessions::end_others,
     ]
 }
 

@@ -7,8 +7,8 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
+use super::account::send_password_changed;
 use crate::auth::reset::broker;
-use crate::mail::mailbox;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::config::AuthSettings;
@@ -17,6 +17,7 @@ use crate::error::{AuthError, FieldErrors};
 use crate::events::AuthEvent;
 use crate::i18n::Language;
 use crate::reply::Reply;
+use crate::screens::Screen;
 use crate::security::SameOrigin;
 use crate::session::{store, Guest, Session};
 use crate::state::GatehouseState;
@@ -30,13 +31,13 @@ pub async fn reset_link(
     gh: &State<GatehouseState>,
 ) -> Result<Redirect, AuthError> {
     let Some(email) = email.and_then(Email::parse) else {
-        return Ok(Redirect::to("/login"));
+        return Ok(Redirect::to(Screen::Login.path()));
     };
     let exists = users::find_by_email(&gh.db, &email).await?.is_some();
     if !exists
         || !broker::is_live(&gh.db, &email, token, gh.settings.auth.reset_token_minutes).await?
     {
-        return Ok(Redirect::to("/login"));
+        return Ok(Redirect::to(Screen::Login.path()));
     }
     Ok(Redirect::to(set_password_path(token, email.as_str())))
 }
@@ -53,21 +54,8 @@ impl ResetForm {
         let mut errors = FieldErrors::new();
         let token = input.required_text("token", &mut errors);
         let email = input.required_email("email", &mut errors);
-        let raw = input.required_password("password", &mut errors);
-        let confirmation = input.password("password_confirmation", &mut errors);
-        let mut password = None;
-        if let Some(raw) = raw {
-            if confirmation.as_deref() != Some(raw.as_str()) {
-                errors.add("password", "confirmed");
-            }
-            let hints: Vec<&str> = email.iter().map(Email::as_str).collect();
-            match Password::parse(raw, auth.password_min_length, &hints)
-                .and_then(|p| p.hashable_by(auth.hash))
-            {
-                Ok(p) => password = Some(p),
-                Err(rejection) => errors.add("password", rejection.code()),
-            }
-        }
+        let hints: Vec<&str> = email.iter().map(Email::as_str).collect();
+        let password = input.new_password(auth, &hints, &mut errors);
         match (token, email, password) {
             (Some(token), Some(email), Some(password)) if errors.is_empty() => Ok(Self {
                 token,
@@ -95,11 +83,11 @@ pub async fn reset_password(
     match reset(&input, gh, language).await {
         Ok(()) if input.is_form() => {
             session.set_flash(json!({"message": "reset_success"}));
-            Ok(Reply::screen("/login"))
+            Ok(Reply::screen(Screen::Login.path()))
         }
         Ok(()) => Ok(Reply::json(json!({
             "message": "reset_success",
-            "redirect": gh.settings.absolute("/login"),
+            "redirect": gh.settings.absolute(Screen::Login.path()),
         }))),
         Err(e @ (AuthError::Validation(_) | AuthError::ResetFailed)) if input.is_form() => {
             session.set_flash(e.body());
@@ -142,14 +130,7 @@ async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result
     store::delete_for_user(&gh.db, user.id).await?;
     gh.events
         .emit(AuthEvent::PasswordReset { user_id: user.id });
-    let forgot = gh.settings.absolute("/login/forgot-password");
-    let sent = gh
-        .composer
-        .password_changed(language, &user.name, &forgot)
-        .and_then(|mail| mailbox(&user.name, &user.email).map(|to| gh.mailer.send(to, mail)));
-    if let Err(e) = sent {
-        tracing::error!(error = %e, "password-changed mail not sent");
-    }
+    send_password_changed(gh, language, &user.name, &user.email);
     Ok(())
 }
 

@@ -15,7 +15,8 @@ use crate::session::Session;
 ///
 /// A failure the screen shows (a field, the credentials, throttling, a busy
 /// server) answers a form post with 303 to the screen it came from and puts
-/// the error body, with the submitted fields under `old`, in the flash. JSON
+/// the error body, with the submitted fields under `old` and the path it
+/// was posted to under `form`, in the flash. JSON
 /// requests, other failures and successes are answered as they are.
 pub struct Posted<R>(pub Result<R, AuthError>);
 
@@ -39,6 +40,7 @@ impl<'r, R: Responder<'r, 'static>> Responder<'r, 'static> for Posted<R> {
                 let mut flash = error.body();
                 let old = req.local_cache(OldInput::default);
                 flash["old"] = Value::Object(old.0.clone());
+                flash["form"] = Value::String(req.uri().path().to_string());
                 session.set_flash(flash);
             }
             return Redirect::to(screen.path()).respond_to(req);

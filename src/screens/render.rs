@@ -27,6 +27,19 @@ const SHARED: [(&str, &str); 2] = [
     ),
 ];
 
+/// The message codes that report a success (shown as such).
+const SUCCESS: [&str; 9] = [
+    "reset_link_sent",
+    "reset_success",
+    "password_changed",
+    "other_sessions_ended",
+    "session_ended",
+    "two_factor_enabled",
+    "two_factor_disabled",
+    "two_factor_pending",
+    "recovery_codes_renewed",
+];
+
 /// The id of the element the form message is shown in (`base.html`).
 const FORM_MESSAGE_ID: &str = "form-message";
 
@@ -166,7 +179,7 @@ impl Screens {
             .and_then(|f| f.get("message"))
             .and_then(Value::as_str)
             .or(view.notice);
-        let success = matches!(code, Some("reset_link_sent" | "reset_success"));
+        let success = code.is_some_and(|c| SUCCESS.contains(&c));
         let mut errors = BTreeMap::new();
         if let Some(Value::Object(fields)) = flash.and_then(|f| f.get("errors")) {
             for (field, codes) in fields {
@@ -196,6 +209,7 @@ impl Screens {
             .cloned()
             .unwrap_or_else(|| Value::Object(Default::default()));
         context.insert("values", &values);
+        context.insert("form", &flash.and_then(|f| f.get("form")).cloned());
         context.insert("logo", &self.logo);
         context.insert("messages_json", &self.messages_json(language));
         context.insert("languages", &self.languages(language));

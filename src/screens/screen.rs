@@ -92,6 +92,28 @@ screens! {
         messages: "orgSetup",
         form_posts: ["/auth/intents/org-setup"],
     },
+    /// `GET /account`: password, two-factor sign-in, sessions and recent
+    /// security activity of the signed-in user.
+    Account {
+        path: "/account",
+        template: "account",
+        messages: "account",
+        form_posts: [
+            "/auth/password",
+            "/auth/sessions/end-others",
+            "/auth/two-factor",
+            "/auth/two-factor/confirm",
+            "/auth/two-factor/recovery-codes",
+            "/auth/two-factor/disable"
+        ],
+    },
+    /// `GET /login/two-factor`: the second step of signing in.
+    TwoFactor {
+        path: "/login/two-factor",
+        template: "two-factor",
+        messages: "twoFactor",
+        form_posts: ["/auth/two-factor-challenge"],
+    },
     /// `GET /logout`: asks before signing out.
     Logout {
         path: "/logout",

@@ -15,7 +15,7 @@ pub mod store;
 
 pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
-pub use remember::{forget as forget_remembered, remember};
+pub use remember::{forget as forget_remembered, remember, remember_cookie_name};
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -102,6 +102,12 @@ impl Session {
     /// The signed-in user's id, if any.
     pub fn user_id(&self) -> Option<i64> {
         self.lock().user_id
+    }
+
+    /// The key this session is stored under (SHA-256 hex of its cookie
+    /// value), once it has one.
+    pub fn stored_id(&self) -> Option<String> {
+        self.lock().id.as_deref().map(sha256_hex)
     }
 
     /// A value from the session data.

@@ -4,6 +4,7 @@
 use sqlx::Row;
 
 use crate::db::{Db, DbError, TextColumn};
+use crate::domain::sha256_hex;
 
 /// A stored session as read back.
 #[derive(Debug, Clone)]
@@ -117,6 +118,62 @@ pub async fn delete_for_user(db: &Db, user_id: i64) -> Result<u64, DbError> {
             .bind(user_id),
     )
     .await
+}
+
+/// Ends every session of a user but the one stored under `keep` (SHA-256
+/// hex of its cookie value).
+pub async fn delete_others(db: &Db, user_id: i64, keep: &str) -> Result<u64, DbError> {
+    db.execute(
+        db.query("DELETE FROM sessions WHERE user_id = $1 AND id <> $2")
+            .bind(user_id)
+            .bind(keep.to_owned()),
+    )
+    .await
+}
+
+/// A signed-in session as its user may see it.
+#[derive(Debug, Clone)]
+pub struct UserSession {
+    /// SHA-256 hex of the cookie value (the row's key; never shown).
+    pub id_hash: String,
+    /// Client address of its last write.
+    pub ip_address: Option<String>,
+    /// Client `User-Agent`.
+    pub user_agent: Option<String>,
+    /// Unix seconds of its last request.
+    pub last_activity: i64,
+}
+
+/// The public handle of the session stored under `id_hash`: a one-way
+/// function of the stored key, which is itself one-way from the cookie, so a
+/// handle can name a session to end but never be turned into a cookie.
+pub fn handle(id_hash: &str) -> String {
+    let mut handle = sha256_hex(&format!("gatehouse-session-handle:{id_hash}"));
+    handle.truncate(32);
+    handle
+}
+
+/// Every session of a user, most recently active first.
+pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<UserSession>, DbError> {
+    let rows = db
+        .fetch_all(
+            db.query(
+                "SELECT id, ip_address, user_agent, last_activity FROM sessions \
+                 WHERE user_id = $1 ORDER BY last_activity DESC, id",
+            )
+            .bind(user_id),
+        )
+        .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(UserSession {
+                id_hash: row.text("id")?.unwrap_or_default(),
+                ip_address: row.text("ip_address")?,
+                user_agent: row.text("user_agent")?,
+                last_activity: row.try_get("last_activity")?,
+            })
+        })
+        .collect()
 }
 
 /// Removes sessions idle for longer than `idle_seconds`.

@@ -3,6 +3,7 @@
 #[path = "../common/database.rs"]
 mod database;
 
+mod account;
 mod browser_safety;
 mod custom_host;
 mod ended_sessions;

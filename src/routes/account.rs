@@ -1,0 +1,101 @@
+//! `POST /auth/password`: the signed-in user changes their password.
+
+use rocket::http::CookieJar;
+use rocket::response::content::RawHtml;
+use rocket::{get, post, State};
+use secrecy::SecretString;
+use serde_json::json;
+
+use super::confirm::{confirm_password, rotate_remember};
+use super::sessions::listing;
+use crate::auth::users;
+use crate::body::{BodyError, Input};
+use crate::error::{AuthError, FieldErrors};
+use crate::events::AuthEvent;
+use crate::i18n::Language;
+use crate::mail::mailbox;
+use crate::reply::Reply;
+use crate::screens::{Posted, Screen, View};
+use crate::security::{ClientIp, SameOrigin};
+use crate::session::{store, AuthUser, Session};
+use crate::state::GatehouseState;
+
+/// Replaces the password after checking the current one: every other session
+/// of the user ends, `remember_token` rotates, this session goes on under a
+/// new id, and the "password changed" mail goes out.
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/password", data = "<body>")]
+pub async fn change_password(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    client: ClientIp,
+    language: Language,
+    jar: &CookieJar<'_>,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let input = body?;
+        let mut errors = FieldErrors::new();
+        let password = input.new_password(&gh.settings.auth, &[&user.email], &mut errors);
+        let Some(password) = password.filter(|_| errors.is_empty()) else {
+            return Err(AuthError::Validation(errors));
+        };
+        confirm_password(gh, &user, client, &input, "current_password").await?;
+        let hash = gh
+            .hasher
+            .hash(&SecretString::from(password.expose().to_owned()))
+            .await
+            .map_err(AuthError::Internal)?;
+        users::set_password_hash(&gh.db, user.id, &hash).await?;
+        rotate_remember(gh, jar, user.id).await?;
+        store::delete_for_user(&gh.db, user.id).await?;
+        // This browser stays signed in, under an id minted now.
+        session.sign_in(user.id);
+        gh.events
+            .emit(AuthEvent::PasswordChanged { user_id: user.id });
+        send_password_changed(gh, language, &user.name, &user.email);
+        if input.is_form() {
+            session.set_flash(json!({"message": "password_changed"}));
+            return Ok(Reply::screen(Screen::Account.path()));
+        }
+        Ok(Reply::json(json!({"message": "password_changed"})))
+    }
+    .await;
+    Posted(answer)
+}
+
+/// `GET /account`: the account screen.
+#[get("/account")]
+pub async fn screen(
+    user: AuthUser,
+    session: Session,
+    language: Language,
+    gh: &State<GatehouseState>,
+) -> Result<RawHtml<String>, AuthError> {
+    let sessions = listing(gh, &user, &session).await?;
+    let view = View {
+        flash: session.take_flash(),
+        extra: vec![
+            ("sessions", sessions["value"].clone()),
+            ("two_factor", json!("off")),
+            ("events", json!([])),
+        ],
+        ..View::default()
+    };
+    gh.screens.render(Screen::Account, language, view)
+}
+
+/// Sends the "password changed" notice, which links to the forgot-password
+/// screen in case it was not the user; a failure is logged.
+pub fn send_password_changed(gh: &GatehouseState, language: Language, name: &str, email: &str) {
+    let forgot = gh.settings.absolute(Screen::ForgotPassword.path());
+    let sent = gh
+        .composer
+        .password_changed(language, name, &forgot)
+        .and_then(|mail| mailbox(name, email).map(|to| gh.mailer.send(to, mail)));
+    if let Err(e) = sent {
+        tracing::error!(error = %e, "password-changed mail not sent");
+    }
+}

@@ -1,0 +1,126 @@
+//! The signed-in user's sessions: `GET /auth/sessions`,
+//! `POST /auth/sessions/<id>/end` and `POST /auth/sessions/end-others`.
+//! Each session is named by its public handle, never by its key or cookie.
+
+use rocket::http::{ContentType, CookieJar, Status};
+use rocket::serde::json::Json;
+use rocket::{get, post, State};
+use serde_json::{json, Value};
+
+use super::confirm::{confirm_password, rotate_remember};
+use crate::body::{BodyError, Input};
+use crate::clock::rfc3339;
+use crate::error::AuthError;
+use crate::events::AuthEvent;
+use crate::reply::Reply;
+use crate::screens::{Posted, Screen};
+use crate::security::{ClientIp, SameOrigin};
+use crate::session::{store, AuthUser, Session};
+use crate::state::GatehouseState;
+
+/// The user's sessions as `{"value": [...]}`, most recently active first.
+pub async fn listing(gh: &GatehouseState, user: &AuthUser, session: &Session) -> Result<Value, AuthError> {
+    let current = session.stored_id();
+    let sessions = store::of_user(&gh.db, user.id).await?;
+    let value: Vec<Value> = sessions
+        .iter()
+        .map(|s| {
+            json!({
+                "id": store::handle(&s.id_hash),
+                "ip_address": s.ip_address,
+                "user_agent": s.user_agent,
+                "last_activity": rfc3339(s.last_activity),
+                "current": current.as_deref() == Some(s.id_hash.as_str()),
+            })
+        })
+        .collect();
+    Ok(json!({ "value": value }))
+}
+
+/// `GET /auth/sessions`.
+#[get("/auth/sessions")]
+pub async fn list(
+    user: AuthUser,
+    session: Session,
+    gh: &State<GatehouseState>,
+) -> Result<Json<Value>, AuthError> {
+    listing(gh, &user, &session).await.map(Json)
+}
+
+/// What ending one session answers: 204, or a 303 back to the account
+/// screen for a form post.
+#[derive(rocket::Responder)]
+pub enum Ended {
+    /// 204 No Content.
+    Done(Status),
+    /// 303 to the account screen.
+    Screen(Box<rocket::response::Redirect>),
+}
+
+/// Ends one of the caller's sessions by its handle (404 for any other
+/// handle). Ending the current one signs this browser out.
+#[post("/auth/sessions/<id>/end")]
+pub async fn end(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    content_type: Option<&ContentType>,
+    gh: &State<GatehouseState>,
+    id: &str,
+) -> Result<Ended, AuthError> {
+    let is_form = content_type.is_some_and(|ct| ct.is_form());
+    let sessions = store::of_user(&gh.db, user.id).await?;
+    let target = sessions
+        .iter()
+        .find(|s| store::handle(&s.id_hash) == id)
+        .ok_or(AuthError::NotFound)?;
+    store::delete(&gh.db, &target.id_hash).await?;
+    if session.stored_id().as_deref() == Some(target.id_hash.as_str()) {
+        session.destroy();
+    }
+    gh.events.emit(AuthEvent::SessionEnded {
+        user_id: user.id,
+        ended: 1,
+    });
+    if is_form {
+        session.set_flash(json!({"message": "session_ended"}));
+        let back = rocket::response::Redirect::to(Screen::Account.path());
+        return Ok(Ended::Screen(Box::new(back)));
+    }
+    Ok(Ended::Done(Status::NoContent))
+}
+
+/// Ends every other session of the caller after checking the password, and
+/// rotates `remember_token` (this browser keeps a fresh remember cookie if it
+/// had one).
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/sessions/end-others", data = "<body>")]
+pub async fn end_others(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    client: ClientIp,
+    jar: &CookieJar<'_>,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let input = body?;
+        confirm_password(gh, &user, client, &input, "password").await?;
+        let keep = session.stored_id().unwrap_or_default();
+        let ended = store::delete_others(&gh.db, user.id, &keep).await?;
+        rotate_remember(gh, jar, user.id).await?;
+        gh.events.emit(AuthEvent::SessionEnded {
+            user_id: user.id,
+            ended,
+        });
+        let body = json!({"message": "other_sessions_ended", "ended": ended});
+        if input.is_form() {
+            session.set_flash(body);
+            return Ok(Reply::screen(Screen::Account.path()));
+        }
+        Ok(Reply::json(body))
+    }
+    .await;
+    Posted(answer)
+}
