@@ -10,8 +10,10 @@ use std::sync::Arc;
 use rocket::fairing::{self, Fairing, Info, Kind};
 use rocket::fs::NamedFile;
 use rocket::{catch, catchers, get, routes, Build, Request, Response, Rocket, State};
+use secrecy::ExposeSecret;
 
 use crate::auth::reset::requests::ResetRequests;
+use crate::auth::two_factor::{self, TwoFactor};
 use crate::auth::{PasswordHasher, Throttles};
 use crate::config::Settings;
 use crate::db::{Db, ReadLimits};
@@ -150,7 +152,9 @@ impl Gatehouse {
             &settings.mail_sender_name(),
             catalog.clone(),
         )?);
+        let secret_key = two_factor::key::application_key(rocket.figment())?;
         let state = GatehouseState {
+            two_factor: TwoFactor::new(db.clone(), secret_key.expose_secret()),
             hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
                 .map_err(|e| format!("cannot start the password hashing threads: {e}"))?,
             throttles: Throttles::new(&db, auth),

@@ -1,0 +1,247 @@
+//! Two-factor sign-in with TOTP (RFC 6238: HMAC-SHA-1, 6 digits, 30-second
+//! steps, one step of drift either way) and ten single-use recovery codes.
+//!
+//! [`TwoFactor`] is what the routes call: enrol, confirm with a first code,
+//! check a code at sign-in, spend a recovery code, renew the codes, turn it
+//! off. The secret is stored sealed with a key derived from the application's
+//! `secret_key` ([`sealing`]); a time step is accepted at most once per user,
+//! by the database ([`store::accept_step`]), so a code cannot be replayed,
+//! not even on another instance.
+
+pub mod key;
+pub mod recovery;
+pub mod sealing;
+pub mod secret;
+pub mod store;
+pub mod verification;
+
+#[cfg(test)]
+mod test_db;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use crate::clock::unix_now;
+use crate::db::{Db, DbError};
+
+pub use recovery::RecoveryCodes;
+pub use sealing::{SealingError, SealingKey};
+pub use secret::TotpSecret;
+pub use store::State;
+
+/// The issuer authenticator apps show beside the account.
+pub const ISSUER: &str = "Gatehouse";
+
+/// Why a two-factor operation did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum TwoFactorError {
+    /// The code (or recovery code) is wrong, was used before, or is older
+    /// than one already accepted.
+    #[error("the code does not match")]
+    WrongCode,
+    /// No enrolment to confirm, or two-factor sign-in is not on.
+    #[error("two-factor sign-in is not enabled")]
+    NotEnrolled,
+    /// Two-factor sign-in is on already; turn it off first.
+    #[error("two-factor sign-in is already enabled")]
+    AlreadyEnabled,
+    /// The database failed.
+    #[error("database error: {0}")]
+    Database(#[from] DbError),
+    /// The stored secret does not open (another `secret_key`, or altered),
+    /// or a new one could not be sealed.
+    #[error("two-factor secret: {0}")]
+    Sealing(#[from] SealingError),
+    /// The `otpauth://` URL does not fit a QR code (an account name of
+    /// hundreds of characters; an e-mail address always fits).
+    #[error("the enrolment does not fit a QR code: {0}")]
+    QrCode(#[from] qrcode::types::QrError),
+}
+
+/// What a user sees once, to set up an authenticator app: the secret to
+/// type, the `otpauth://` URL and its QR code (an inline SVG element).
+/// No `Debug` output.
+pub struct Enrolment {
+    secret: String,
+    otpauth_url: String,
+    qr_svg: String,
+}
+
+impl std::fmt::Debug for Enrolment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Enrolment(…)")
+    }
+}
+
+impl Enrolment {
+    /// The secret in base32, for typing into an app.
+    pub fn secret_base32(&self) -> &str {
+        &self.secret
+    }
+
+    /// `otpauth://totp/<issuer>:<email>?secret=…`.
+    pub fn otpauth_url(&self) -> &str {
+        &self.otpauth_url
+    }
+
+    /// The QR code of the URL: an `<svg>` element, safe to embed as it is.
+    pub fn qr_svg(&self) -> &str {
+        &self.qr_svg
+    }
+}
+
+/// Two-factor sign-in over the database, with the key that seals secrets.
+/// Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct TwoFactor {
+    db: Db,
+    key: Arc<SealingKey>,
+}
+
+impl TwoFactor {
+    /// Two-factor sign-in on `db`, sealing with a key derived from
+    /// `secret_key` (the application's key material, see
+    /// [`key::application_key`]).
+    pub fn new(db: Db, secret_key: &[u8]) -> Self {
+        Self {
+            db,
+            key: Arc::new(SealingKey::derive(secret_key)),
+        }
+    }
+
+    /// Begins (or begins again) an enrolment for the user with address
+    /// `email`: a new secret, stored sealed and pending until
+    /// [`TwoFactor::confirm`]. `AlreadyEnabled` while two-factor sign-in is on.
+    pub async fn enrol(&self, user_id: i64, email: &str) -> Result<Enrolment, TwoFactorError> {
+        if let State::Active { .. } = store::state(&self.db, user_id).await? {
+            return Err(TwoFactorError::AlreadyEnabled);
+        }
+        let secret = TotpSecret::generate();
+        let otpauth_url = secret.otpauth_url(ISSUER, email);
+        let qr_svg = secret::qr_svg(&otpauth_url)?;
+        let sealed = self.key.seal(user_id, &secret)?;
+        if !store::begin(&self.db, user_id, &sealed).await? {
+            return Err(TwoFactorError::AlreadyEnabled);
+        }
+        Ok(Enrolment {
+            secret: secret.base32(),
+            otpauth_url,
+            qr_svg,
+        })
+    }
+
+    /// Turns two-factor sign-in on with a first code from the app, and
+    /// answers the recovery codes (shown once, stored hashed). The code's
+    /// time step counts as used.
+    pub async fn confirm(&self, user_id: i64, code: &str) -> Result<RecoveryCodes, TwoFactorError> {
+        self.confirm_at(user_id, code, now()).await
+    }
+
+    async fn confirm_at(
+        &self,
+        user_id: i64,
+        code: &str,
+        now: u64,
+    ) -> Result<RecoveryCodes, TwoFactorError> {
+        let sealed = match store::state(&self.db, user_id).await? {
+            State::None => return Err(TwoFactorError::NotEnrolled),
+            State::Active { .. } => return Err(TwoFactorError::AlreadyEnabled),
+            State::Pending { sealed } => sealed,
+        };
+        let secret = self.key.open(user_id, &sealed)?;
+        let step = verification::verify(&secret, code, now).ok_or(TwoFactorError::WrongCode)?;
+        let codes = RecoveryCodes::generate();
+        if store::confirm(&self.db, user_id, step_value(step), &codes.hashes()).await? {
+            return Ok(codes);
+        }
+        // Confirmed or turned off meanwhile.
+        Err(match store::state(&self.db, user_id).await? {
+            State::Active { .. } => TwoFactorError::AlreadyEnabled,
+            State::None | State::Pending { .. } => TwoFactorError::NotEnrolled,
+        })
+    }
+
+    /// Checks a code at sign-in: right for now (± one step) and of a later
+    /// step than any accepted before for this user.
+    pub async fn verify_sign_in(&self, user_id: i64, code: &str) -> Result<(), TwoFactorError> {
+        self.verify_sign_in_at(user_id, code, now()).await
+    }
+
+    async fn verify_sign_in_at(
+        &self,
+        user_id: i64,
+        code: &str,
+        now: u64,
+    ) -> Result<(), TwoFactorError> {
+        let State::Active { sealed, last_step } = store::state(&self.db, user_id).await? else {
+            return Err(TwoFactorError::NotEnrolled);
+        };
+        let secret = self.key.open(user_id, &sealed)?;
+        let step = verification::verify(&secret, code, now).ok_or(TwoFactorError::WrongCode)?;
+        let step = step_value(step);
+        if last_step.is_some_and(|last| last >= step) {
+            return Err(TwoFactorError::WrongCode);
+        }
+        if !store::accept_step(&self.db, user_id, step).await? {
+            return Err(TwoFactorError::WrongCode);
+        }
+        Ok(())
+    }
+
+    /// Spends one of the user's recovery codes in place of a TOTP code.
+    pub async fn use_recovery_code(&self, user_id: i64, code: &str) -> Result<(), TwoFactorError> {
+        let hash = recovery::hash(code).ok_or(TwoFactorError::WrongCode)?;
+        if store::use_recovery_code(&self.db, user_id, &hash).await? {
+            Ok(())
+        } else {
+            Err(TwoFactorError::WrongCode)
+        }
+    }
+
+    /// A new set of recovery codes for an active user; the old set stops
+    /// working.
+    pub async fn new_recovery_codes(&self, user_id: i64) -> Result<RecoveryCodes, TwoFactorError> {
+        let codes = RecoveryCodes::generate();
+        if store::replace_recovery_codes(&self.db, user_id, &codes.hashes()).await? {
+            Ok(codes)
+        } else {
+            Err(TwoFactorError::NotEnrolled)
+        }
+    }
+
+    /// How many of the user's recovery codes are left.
+    pub async fn remaining_recovery_codes(&self, user_id: i64) -> Result<u64, TwoFactorError> {
+        Ok(store::remaining_recovery_codes(&self.db, user_id).await?)
+    }
+
+    /// Turns two-factor sign-in off (or drops a pending enrolment): the
+    /// secret and the recovery codes are deleted. `NotEnrolled` if there was
+    /// nothing to turn off.
+    pub async fn disable(&self, user_id: i64) -> Result<(), TwoFactorError> {
+        if store::disable(&self.db, user_id).await? {
+            Ok(())
+        } else {
+            Err(TwoFactorError::NotEnrolled)
+        }
+    }
+
+    /// Whether sign-in needs a second factor: only a confirmed enrolment
+    /// counts.
+    pub async fn is_enabled(&self, user_id: i64) -> Result<bool, TwoFactorError> {
+        Ok(matches!(
+            store::state(&self.db, user_id).await?,
+            State::Active { .. }
+        ))
+    }
+}
+
+/// The current time in Unix seconds.
+fn now() -> u64 {
+    u64::try_from(unix_now()).unwrap_or_default()
+}
+
+/// A time step as stored (`BIGINT`): steps of any real clock fit.
+fn step_value(step: u64) -> i64 {
+    i64::try_from(step).unwrap_or(i64::MAX)
+}
