@@ -101,6 +101,10 @@ pub enum AuthError {
     /// A wrong or replayed two-factor code (422 `two_factor_failed`).
     #[error("two-factor code not accepted")]
     TwoFactorFailed,
+    /// Two-factor sign-in is not in the state the request needs (422 with
+    /// the code: `two_factor_already_enabled`, `two_factor_not_enabled`).
+    #[error("two-factor sign-in: {0}")]
+    TwoFactorState(&'static str),
     /// `POST /auth/intents/<kind>` for a kind that does not exist (404).
     #[error("unknown intent")]
     UnknownIntent,
@@ -130,7 +134,11 @@ impl AuthError {
         match self {
             Self::MalformedBody => Status::BadRequest,
             Self::PayloadTooLarge => Status::PayloadTooLarge,
-            Self::Validation(_) | Self::Credentials | Self::ResetFailed | Self::TwoFactorFailed => {
+            Self::Validation(_)
+            | Self::Credentials
+            | Self::ResetFailed
+            | Self::TwoFactorFailed
+            | Self::TwoFactorState(_) => {
                 Status::UnprocessableEntity
             }
             Self::Throttled { .. } => Status::TooManyRequests,
@@ -168,6 +176,7 @@ impl AuthError {
             Self::Unauthenticated => json!({"message": "unauthenticated"}),
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
             Self::NotFound => json!({"message": "not_found"}),
+            Self::TwoFactorState(code) => json!({"message": code}),
             Self::TwoFactorFailed => json!({
                 "message": "two_factor_failed",
                 "errors": {"code": ["two_factor_failed"]}

@@ -49,6 +49,26 @@ pub enum AuthEvent {
         /// `users.id`.
         user_id: i64,
     },
+    /// Two-factor sign-in turned on.
+    TwoFactorEnabled {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// Two-factor sign-in turned off.
+    TwoFactorDisabled {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A wrong second-factor code.
+    TwoFactorFailed {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A recovery code signed in.
+    RecoveryCodeUsed {
+        /// `users.id`.
+        user_id: i64,
+    },
     /// A user ended sessions of theirs.
     SessionEnded {
         /// `users.id`.
@@ -69,6 +89,10 @@ impl AuthEvent {
             Self::PasswordReset { .. } => "PasswordReset",
             Self::PasswordChanged { .. } => "PasswordChanged",
             Self::SessionEnded { .. } => "SessionEnded",
+            Self::TwoFactorEnabled { .. } => "TwoFactorEnabled",
+            Self::TwoFactorDisabled { .. } => "TwoFactorDisabled",
+            Self::TwoFactorFailed { .. } => "TwoFactorFailed",
+            Self::RecoveryCodeUsed { .. } => "RecoveryCodeUsed",
         }
     }
 }
@@ -110,6 +134,12 @@ impl Events {
             }
             AuthEvent::PasswordChanged { user_id } => {
                 tracing::info!(event = "PasswordChanged", user_id, "password changed")
+            }
+            AuthEvent::TwoFactorEnabled { user_id }
+            | AuthEvent::TwoFactorDisabled { user_id }
+            | AuthEvent::TwoFactorFailed { user_id }
+            | AuthEvent::RecoveryCodeUsed { user_id } => {
+                tracing::info!(event = event.name(), user_id, "two-factor sign-in")
             }
             AuthEvent::SessionEnded { user_id, ended } => {
                 tracing::info!(event = "SessionEnded", user_id, ended, "sessions ended")

@@ -19,7 +19,6 @@ pub struct GatehouseState {
     /// Attempt counters kept in the database.
     pub throttles: Throttles,
     /// Two-factor sign-in: enrolment, codes, recovery codes.
-    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub two_factor: crate::auth::two_factor::TwoFactor,
     /// Answered forgot-password requests and their worker.
     pub reset_requests: crate::auth::reset::requests::ResetRequests,

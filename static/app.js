@@ -34,7 +34,8 @@
     var first = null;
     Object.keys(errors).forEach(function (field) {
       var codes = errors[field] || [];
-      var target = document.getElementById(field + "-error");
+      var target = form.querySelector("[data-error-for='" + field + "']") ||
+        document.getElementById(field + "-error");
       var words = codes.length ? text(codes[0], data) : "";
       // A field error that repeats the form message is announced once, and
       // the field points at the form message instead of its empty error.
@@ -45,7 +46,7 @@
         input.setAttribute("aria-invalid", "true");
         var described = input.closest("fieldset[aria-describedby]") || input;
         if (repeated) described.setAttribute("aria-describedby", "form-message");
-        else if (target) described.setAttribute("aria-describedby", field + "-error");
+        else if (target) described.setAttribute("aria-describedby", target.id);
       });
       if (inputs.length && !first) first = inputs[0];
     });
@@ -70,9 +71,48 @@
     return body;
   }
 
+  // Recovery codes from a JSON answer, shown once in the two-factor section.
+  function showCodes(codes) {
+    var section = document.getElementById("two-factor");
+    if (!section || !codes) return;
+    var list = document.createElement("ul");
+    list.className = "codes";
+    list.setAttribute("data-recovery-codes", "");
+    codes.forEach(function (code) {
+      var item = document.createElement("li");
+      var text = document.createElement("code");
+      text.textContent = code;
+      item.appendChild(text);
+      list.appendChild(item);
+    });
+    section.querySelectorAll("[data-recovery-codes]").forEach(function (old) { old.remove(); });
+    section.appendChild(list);
+  }
+
+  // The account screen after a change: reloaded, with the message kept.
+  function reloadAccount(message) {
+    window.location.assign("/account?notice=" + encodeURIComponent(message));
+  }
+
   function succeeded(form, data) {
     switch (form.dataset.gatehouse) {
-      case "login": return follow(data.next);
+      case "login":
+        if (data.message === "two_factor_required") return window.location.assign("/login/two-factor");
+        return follow(data.next);
+      case "two-factor": return follow(data.next);
+      case "change-password": form.reset(); return show("success", text("password_changed"));
+      case "end-session":
+        var row = form.closest("[data-session]");
+        if (row) row.remove();
+        return show("success", text("session_ended"));
+      case "end-others": return reloadAccount("other_sessions_ended");
+      case "two-factor-enable": return reloadAccount("two_factor_pending");
+      case "two-factor-disable": return reloadAccount("two_factor_disabled");
+      case "two-factor-confirm":
+      case "recovery-codes":
+        form.reset();
+        show("success", text(data.message));
+        return showCodes(data.recovery_codes);
       case "forgot": form.reset(); return show("success", text("reset_link_sent"));
       case "set-password": return window.location.assign("/login?notice=reset_success");
       case "org-setup":

@@ -16,6 +16,7 @@ account-secret = Schlüssel:
 account-code = Code aus der App
 account-confirm = Bestätigen und einschalten
 account-recovery_codes_intro = Ihre Wiederherstellungscodes. Jeder meldet Sie einmal an, falls Sie Ihr Gerät verlieren. Bewahren Sie sie sicher auf: Sie werden nur jetzt angezeigt.
+account-recovery_codes_left = Verbleibende Wiederherstellungscodes:
 account-new_recovery_codes = Neue Wiederherstellungscodes
 account-sessions_heading = Wo Sie angemeldet sind
 account-unknown_device = Unbekanntes Gerät

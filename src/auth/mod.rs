@@ -4,7 +4,6 @@ mod password;
 pub mod reset;
 mod throttle;
 pub mod tokens;
-#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub mod two_factor;
 pub mod users;
 

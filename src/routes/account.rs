@@ -4,10 +4,11 @@ use rocket::http::CookieJar;
 use rocket::response::content::RawHtml;
 use rocket::{get, post, State};
 use secrecy::SecretString;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::confirm::{confirm_password, rotate_remember};
 use super::sessions::listing;
+use super::two_factor::two_factor_error;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
@@ -67,23 +68,61 @@ pub async fn change_password(
 }
 
 /// `GET /account`: the account screen.
-#[get("/account")]
+#[get("/account?<notice>")]
 pub async fn screen(
     user: AuthUser,
     session: Session,
     language: Language,
     gh: &State<GatehouseState>,
+    notice: Option<&str>,
 ) -> Result<RawHtml<String>, AuthError> {
-    let sessions = listing(gh, &user, &session).await?;
     let view = View {
         flash: session.take_flash(),
-        extra: vec![
-            ("sessions", sessions["value"].clone()),
-            ("two_factor", json!("off")),
-            ("events", json!([])),
-        ],
+        notice: super::screens::notice(notice),
         ..View::default()
     };
+    render(gh, &user, &session, language, view).await
+}
+
+/// The account screen with `view` (a message, recovery codes to show once)
+/// and what it always shows: the two-factor state (with the key and QR code
+/// of an enrolment waiting for its first code), the sessions, the latest
+/// security events.
+pub async fn render(
+    gh: &GatehouseState,
+    user: &AuthUser,
+    session: &Session,
+    language: Language,
+    mut view: View,
+) -> Result<RawHtml<String>, AuthError> {
+    let sessions = listing(gh, user, session).await?;
+    let (state, enrolment) = match gh
+        .two_factor
+        .pending(user.id, &user.email)
+        .await
+        .map_err(two_factor_error)?
+    {
+        Some(enrolment) => (
+            "pending",
+            json!({"secret": enrolment.secret_base32(), "qr_svg": enrolment.qr_svg()}),
+        ),
+        None if gh.two_factor.is_enabled(user.id).await.map_err(two_factor_error)? => {
+            let left = gh
+                .two_factor
+                .remaining_recovery_codes(user.id)
+                .await
+                .map_err(two_factor_error)?;
+            ("on", json!({"recovery_codes_left": left}))
+        }
+        None => ("off", Value::Null),
+    };
+    let events: Vec<Value> = Vec::new();
+    view.extra.extend([
+        ("sessions", sessions["value"].clone()),
+        ("two_factor", json!(state)),
+        ("enrolment", enrolment),
+        ("events", json!(events)),
+    ]);
     gh.screens.render(Screen::Account, language, view)
 }
 

@@ -1,4 +1,6 @@
-//! `POST /auth/login`.
+//! `POST /auth/login`: the password, then (for a user with two-factor
+//! sign-in on) a pending sign-in that `POST /auth/two-factor-challenge`
+//! completes.
 
 use rocket::http::CookieJar;
 use rocket::response::Redirect;
@@ -6,7 +8,9 @@ use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
-use crate::auth::{users, Begun};
+use super::two_factor::{pending, two_factor_error};
+use crate::auth::users::{self, UserRecord};
+use crate::auth::Begun;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
@@ -14,7 +18,7 @@ use crate::events::AuthEvent;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{remember, AuthUser, Guest, Session};
-use crate::screens::Posted;
+use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
 
 /// Validated sign-in fields.
@@ -115,33 +119,55 @@ pub async fn login(
             users::set_password_hash(&gh.db, user.id, &rehashed).await?;
         }
         drop(place);
-        session.sign_in(user.id);
-        if credentials.remember {
-            let token = users::ensure_remember_token(&gh.db, user.id).await?;
-            remember(jar, gh, user.id, &token);
+        if gh.two_factor.is_enabled(user.id).await.map_err(two_factor_error)? {
+            // Not signed in yet: the second factor completes it.
+            pending::begin(&session, user.id, credentials.remember);
+            if input.is_form() {
+                return Ok(Reply::screen(Screen::TwoFactor.path()));
+            }
+            return Ok(Reply::json(json!({"message": "two_factor_required"})));
         }
-        gh.events.emit(AuthEvent::Login {
-            user_id: user.id,
-            remember: credentials.remember,
-        });
-        let auth_user = AuthUser {
-            id: user.id,
-            name: user.name,
-            email: user.email,
-        };
-        let next = gh
-            .dispenser
-            .dispense(&auth_user, &gh.intent_context(session))
-            .await;
-        if input.is_form() {
-            return Ok(Reply::screen(next.screen_url()));
-        }
-        Ok(Reply::json(
-            json!({"message": "login_success", "next": next.envelope()}),
-        ))
+        finish(gh, &session, jar, user, credentials.remember, input.is_form()).await
     }
     .await;
     Posted(answer)
+}
+
+/// Signs `user` in on this session (a new id), issues the remember cookie
+/// when asked, and answers the next intent, as a sign-in does whether or not
+/// a second factor came first.
+pub async fn finish(
+    gh: &GatehouseState,
+    session: &Session,
+    jar: &CookieJar<'_>,
+    user: UserRecord,
+    remember_me: bool,
+    is_form: bool,
+) -> Result<Reply, AuthError> {
+    session.sign_in(user.id);
+    if remember_me {
+        let token = users::ensure_remember_token(&gh.db, user.id).await?;
+        remember(jar, gh, user.id, &token);
+    }
+    gh.events.emit(AuthEvent::Login {
+        user_id: user.id,
+        remember: remember_me,
+    });
+    let auth_user = AuthUser {
+        id: user.id,
+        name: user.name,
+        email: user.email,
+    };
+    let next = gh
+        .dispenser
+        .dispense(&auth_user, &gh.intent_context(session.clone()))
+        .await;
+    if is_form {
+        return Ok(Reply::screen(next.screen_url()));
+    }
+    Ok(Reply::json(
+        json!({"message": "login_success", "next": next.envelope()}),
+    ))
 }
 
 /// A signed-in browser posting the sign-in form goes to `dashboard`.

@@ -12,6 +12,7 @@ mod logout;
 mod reset;
 mod screens;
 mod sessions;
+mod two_factor;
 
 use rocket::{routes, Route};
 
@@ -41,6 +42,12 @@ pub fn all() -> Vec<Route> {
         sessions::list,
         sessions::end,
         sessions::end_others,
+        two_factor::enable,
+        two_factor::confirm,
+        two_factor::recovery_codes,
+        two_factor::disable,
+        two_factor::screen,
+        two_factor::challenge,
     ]
 }
 

@@ -18,12 +18,15 @@ use crate::state::GatehouseState;
 type Html = Result<RawHtml<String>, AuthError>;
 
 /// Notices a screen may show from its query string (after a script-driven step).
-fn notice(code: Option<&str>) -> Option<&'static str> {
-    match code {
-        Some("reset_success") => Some("reset_success"),
-        Some("reset_link_sent") => Some("reset_link_sent"),
-        _ => None,
-    }
+pub(super) fn notice(code: Option<&str>) -> Option<&'static str> {
+    const SHOWN: [&str; 5] = [
+        "reset_success",
+        "reset_link_sent",
+        "other_sessions_ended",
+        "two_factor_pending",
+        "two_factor_disabled",
+    ];
+    SHOWN.into_iter().find(|shown| code == Some(*shown))
 }
 
 /// `GET /login`: the sign-in screen. `?redirect=/path` sets where to go after

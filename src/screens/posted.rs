@@ -32,6 +32,8 @@ impl<'r, R: Responder<'r, 'static>> Responder<'r, 'static> for Posted<R> {
                 | AuthError::Credentials
                 | AuthError::Throttled { .. }
                 | AuthError::ResetFailed
+                | AuthError::TwoFactorFailed
+                | AuthError::TwoFactorState(_)
                 | AuthError::Busy
         );
         let is_form = req.content_type().is_some_and(|ct| ct.is_form());

@@ -36,3 +36,4 @@ mod screens;
 mod sessions;
 mod sign_in_capacity;
 mod throttle;
+mod two_factor;

@@ -75,6 +75,17 @@ impl std::fmt::Debug for Enrolment {
 }
 
 impl Enrolment {
+    /// What an app needs to know of `secret`, for the account `email`.
+    fn of(secret: &TotpSecret, email: &str) -> Result<Self, TwoFactorError> {
+        let otpauth_url = secret.otpauth_url(ISSUER, email);
+        let qr_svg = secret::qr_svg(&otpauth_url)?;
+        Ok(Self {
+            secret: secret.base32(),
+            otpauth_url,
+            qr_svg,
+        })
+    }
+
     /// The secret in base32, for typing into an app.
     pub fn secret_base32(&self) -> &str {
         &self.secret
@@ -118,17 +129,26 @@ impl TwoFactor {
             return Err(TwoFactorError::AlreadyEnabled);
         }
         let secret = TotpSecret::generate();
-        let otpauth_url = secret.otpauth_url(ISSUER, email);
-        let qr_svg = secret::qr_svg(&otpauth_url)?;
+        let enrolment = Enrolment::of(&secret, email)?;
         let sealed = self.key.seal(user_id, &secret)?;
         if !store::begin(&self.db, user_id, &sealed).await? {
             return Err(TwoFactorError::AlreadyEnabled);
         }
-        Ok(Enrolment {
-            secret: secret.base32(),
-            otpauth_url,
-            qr_svg,
-        })
+        Ok(enrolment)
+    }
+
+    /// The enrolment waiting for its first code, shown again (the account
+    /// screen after a form post); `None` when there is none.
+    pub async fn pending(
+        &self,
+        user_id: i64,
+        email: &str,
+    ) -> Result<Option<Enrolment>, TwoFactorError> {
+        let State::Pending { sealed } = store::state(&self.db, user_id).await? else {
+            return Ok(None);
+        };
+        let secret = self.key.open(user_id, &sealed)?;
+        Ok(Some(Enrolment::of(&secret, email)?))
     }
 
     /// Turns two-factor sign-in on with a first code from the app, and

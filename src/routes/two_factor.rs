@@ -1,0 +1,345 @@
+//! Two-factor sign-in: turning it on (`POST /auth/two-factor`, then
+//! `/confirm` with a first code), new recovery codes, turning it off, and
+//! the second step of signing in (`GET /login/two-factor`,
+//! `POST /auth/two-factor-challenge`).
+
+use rocket::http::CookieJar;
+use rocket::response::content::RawHtml;
+use rocket::response::Redirect;
+use rocket::{get, post, Responder, State};
+use serde_json::{json, Value};
+
+use super::account;
+use super::confirm::confirm_password;
+use super::login::finish;
+use crate::auth::two_factor::{RecoveryCodes, TwoFactorError};
+use crate::auth::users;
+use crate::body::{BodyError, Input};
+use crate::error::{AuthError, FieldErrors};
+use crate::events::AuthEvent;
+use crate::i18n::Language;
+use crate::reply::Reply;
+use crate::screens::{Posted, Screen, View};
+use crate::security::{ClientIp, SameOrigin};
+use crate::session::{AuthUser, Guest, Session};
+use crate::state::GatehouseState;
+
+/// The sign-in that waits for its second factor, kept in the session.
+pub mod pending {
+    use serde_json::json;
+
+    use crate::clock::unix_now;
+    use crate::session::Session;
+
+    const KEY: &str = "two_factor.pending";
+
+    /// How long a pending sign-in waits for its code.
+    pub const LIFETIME_SECONDS: i64 = 5 * 60;
+
+    /// A password was right; the user's second factor is still to come.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Pending {
+        /// `users.id`.
+        pub user_id: i64,
+        /// Whether the sign-in asked to be remembered.
+        pub remember: bool,
+    }
+
+    /// Keeps a pending sign-in of `user_id` in `session`.
+    pub fn begin(session: &Session, user_id: i64, remember: bool) {
+        let until = unix_now() + LIFETIME_SECONDS;
+        session.insert(
+            KEY,
+            json!({"user_id": user_id, "remember": remember, "until": until}),
+        );
+    }
+
+    /// The pending sign-in of `session`, if one is there and not expired
+    /// (an expired one is dropped).
+    pub fn of(session: &Session) -> Option<Pending> {
+        let value = session.get(KEY)?;
+        let until = value["until"].as_i64().unwrap_or_default();
+        let found = value["user_id"].as_i64().map(|user_id| Pending {
+            user_id,
+            remember: value["remember"].as_bool().unwrap_or_default(),
+        });
+        if until <= unix_now() || found.is_none() {
+            session.remove(KEY);
+            return None;
+        }
+        found
+    }
+
+    /// Drops the pending sign-in.
+    pub fn end(session: &Session) {
+        session.remove(KEY);
+    }
+}
+
+/// How the routes answer what the two-factor store refused.
+pub fn two_factor_error(error: TwoFactorError) -> AuthError {
+    match error {
+        TwoFactorError::WrongCode => AuthError::TwoFactorFailed,
+        TwoFactorError::NotEnrolled => AuthError::TwoFactorState("two_factor_not_enabled"),
+        TwoFactorError::AlreadyEnabled => AuthError::TwoFactorState("two_factor_already_enabled"),
+        TwoFactorError::Database(e) => AuthError::Database(e),
+        other => AuthError::Internal(other.to_string()),
+    }
+}
+
+/// A JSON or redirect answer, or a page rendered in place (what must never
+/// wait in the session: recovery codes).
+#[derive(Responder)]
+#[allow(clippy::large_enum_variant)]
+pub enum Shown {
+    /// JSON, or a 303.
+    Reply(Reply),
+    /// A rendered screen (200).
+    Page(RawHtml<String>),
+}
+
+/// The recovery codes as a JSON array.
+fn codes_json(codes: &RecoveryCodes) -> Value {
+    json!(codes.expose())
+}
+
+/// `POST /auth/two-factor` `{password}`: a new secret, not active until
+/// confirmed.
+#[post("/auth/two-factor", data = "<body>")]
+pub async fn enable(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    client: ClientIp,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let input = body?;
+        confirm_password(gh, &user, client, &input, "password").await?;
+        let enrolment = gh
+            .two_factor
+            .enrol(user.id, &user.email)
+            .await
+            .map_err(two_factor_error)?;
+        if input.is_form() {
+            session.set_flash(json!({"message": "two_factor_pending"}));
+            return Ok(Reply::screen(Screen::Account.path()));
+        }
+        Ok(Reply::json(json!({
+            "secret": enrolment.secret_base32(),
+            "otpauth_url": enrolment.otpauth_url(),
+            "qr_svg": enrolment.qr_svg(),
+        })))
+    }
+    .await;
+    Posted(answer)
+}
+
+/// Reads the one `code` field.
+fn code_field(input: &Input, name: &str) -> Result<String, AuthError> {
+    let mut errors = FieldErrors::new();
+    match input.required_text(name, &mut errors) {
+        Some(code) if errors.is_empty() => Ok(code),
+        _ => Err(AuthError::Validation(errors)),
+    }
+}
+
+/// `POST /auth/two-factor/confirm` `{code}`: turns it on and shows the
+/// recovery codes once.
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/two-factor/confirm", data = "<body>")]
+pub async fn confirm(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    language: Language,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Shown> {
+    let answer = async {
+        let input = body?;
+        let code = code_field(&input, "code")?;
+        let codes = gh
+            .two_factor
+            .confirm(user.id, &code)
+            .await
+            .map_err(two_factor_error)?;
+        gh.events
+            .emit(AuthEvent::TwoFactorEnabled { user_id: user.id });
+        shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
+    }
+    .await;
+    Posted(answer)
+}
+
+/// `POST /auth/two-factor/recovery-codes` `{password}`: a new set; the old
+/// one stops working.
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/two-factor/recovery-codes", data = "<body>")]
+pub async fn recovery_codes(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    client: ClientIp,
+    language: Language,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Shown> {
+    let answer = async {
+        let input = body?;
+        confirm_password(gh, &user, client, &input, "password").await?;
+        let codes = gh
+            .two_factor
+            .new_recovery_codes(user.id)
+            .await
+            .map_err(two_factor_error)?;
+        shown_codes(gh, &user, &session, language, &input, "recovery_codes_renewed", &codes).await
+    }
+    .await;
+    Posted(answer)
+}
+
+/// New recovery codes: JSON with them, or the account screen showing them,
+/// rendered in place so that they are never kept in the session.
+async fn shown_codes(
+    gh: &GatehouseState,
+    user: &AuthUser,
+    session: &Session,
+    language: Language,
+    input: &Input,
+    message: &'static str,
+    codes: &RecoveryCodes,
+) -> Result<Shown, AuthError> {
+    if !input.is_form() {
+        return Ok(Shown::Reply(Reply::json(
+            json!({"message": message, "recovery_codes": codes_json(codes)}),
+        )));
+    }
+    let view = View {
+        flash: Some(json!({"message": message})),
+        extra: vec![("recovery_codes", codes_json(codes))],
+        ..View::default()
+    };
+    account::render(gh, user, session, language, view)
+        .await
+        .map(Shown::Page)
+}
+
+/// `POST /auth/two-factor/disable` `{password}`.
+#[post("/auth/two-factor/disable", data = "<body>")]
+pub async fn disable(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    client: ClientIp,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let input = body?;
+        confirm_password(gh, &user, client, &input, "password").await?;
+        gh.two_factor
+            .disable(user.id)
+            .await
+            .map_err(two_factor_error)?;
+        gh.events
+            .emit(AuthEvent::TwoFactorDisabled { user_id: user.id });
+        let body = json!({"message": "two_factor_disabled"});
+        if input.is_form() {
+            session.set_flash(body);
+            return Ok(Reply::screen(Screen::Account.path()));
+        }
+        Ok(Reply::json(body))
+    }
+    .await;
+    Posted(answer)
+}
+
+/// `GET /login/two-factor`: the code screen of a pending sign-in; without
+/// one, back to `/login`.
+#[get("/login/two-factor")]
+pub fn screen(
+    _guest: Guest,
+    session: Session,
+    language: Language,
+    gh: &State<GatehouseState>,
+) -> Result<Result<RawHtml<String>, Redirect>, AuthError> {
+    if pending::of(&session).is_none() {
+        return Ok(Err(Redirect::to(Screen::Login.path())));
+    }
+    let view = View {
+        flash: session.take_flash(),
+        ..View::default()
+    };
+    gh.screens
+        .render(Screen::TwoFactor, language, view)
+        .map(Ok)
+}
+
+/// `POST /auth/two-factor-challenge` `{code}` or `{recovery_code}`:
+/// completes a pending sign-in exactly as a sign-in without a second factor
+/// ends. Wrong codes count per user; at the limit the pending sign-in is
+/// dropped (429).
+#[post("/auth/two-factor-challenge", data = "<body>")]
+pub async fn challenge(
+    _origin: SameOrigin,
+    _guest: Guest,
+    session: Session,
+    jar: &CookieJar<'_>,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let input = body?;
+        let Some(pending) = pending::of(&session) else {
+            if input.is_form() {
+                session.set_flash(json!({"message": "unauthenticated"}));
+                return Ok(Reply::screen(Screen::Login.path()));
+            }
+            return Err(AuthError::Unauthenticated);
+        };
+        let throttle = &gh.throttles.two_factor;
+        let key = throttle.user_key(pending.user_id);
+        if let Some(retry_after) = throttle.exhausted(&key).await? {
+            pending::end(&session);
+            return Err(AuthError::Throttled { retry_after });
+        }
+        let mut ignored = FieldErrors::new();
+        let recovery = input.text("recovery_code", &mut ignored);
+        let checked = match &recovery {
+            Some(code) => gh.two_factor.use_recovery_code(pending.user_id, code).await,
+            None => {
+                let code = code_field(&input, "code")?;
+                gh.two_factor.verify_sign_in(pending.user_id, &code).await
+            }
+        };
+        if let Err(error) = checked {
+            let error = two_factor_error(error);
+            if matches!(error, AuthError::TwoFactorFailed) {
+                throttle.record(&key).await?;
+                gh.events.emit(AuthEvent::TwoFactorFailed {
+                    user_id: pending.user_id,
+                });
+                if let Some(retry_after) = throttle.exhausted(&key).await? {
+                    pending::end(&session);
+                    return Err(AuthError::Throttled { retry_after });
+                }
+            }
+            return Err(error);
+        }
+        pending::end(&session);
+        throttle.clear(&key).await?;
+        if recovery.is_some() {
+            gh.events.emit(AuthEvent::RecoveryCodeUsed {
+                user_id: pending.user_id,
+            });
+        }
+        let user = users::find_by_id(&gh.db, pending.user_id)
+            .await?
+            .ok_or(AuthError::Unauthenticated)?;
+        finish(gh, &session, jar, user, pending.remember, input.is_form()).await
+    }
+    .await;
+    Posted(answer)
+}
