@@ -2,8 +2,8 @@
 //! SQLite raw-SQL limit.
 //!
 //! For the four reference queries it builds the exact statement Gatehouse
-//! sends for a request, with the library's own `parse_query`, `PagePlan` and
-//! `fetch_query` (the guest's scopes, the page size given, and for
+//! sends for a request, with the library's own `parse_query`, `check_query`,
+//! `Page` and `fetch_query` (the guest's scopes, the page size given, and for
 //! `$count=true` the count carried by the page statement as its last column
 //! `__count`: one statement per request, as the service sends it when the
 //! page starts at the first row), in the dialect of the database named.
@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 
 use gatehouse::db::{bind_numbered, Dialect, ReadError, ReadLimits, SqliteReader};
 use gatehouse::odata::{
-    fetch_query, parse_query, selected_properties, Bind, Caller, EdmType, EntitySet, Fetch, Layout,
-    Model, Page, PagePlan, Property, Scopes, Sql,
+    check_query, fetch_query, parse_query, Bind, Caller, EdmType, EntitySet, Fetch, Layout, Model,
+    Page, Property, Scopes, Sql,
 };
 
 /// The four reference queries of the peer's `scripts/bench.sh`, as sent in
@@ -272,11 +272,8 @@ fn main() {
         })
         .map(|(name, qs)| {
             let query = parse_query(qs).expect("reference query parses");
-            let plan = PagePlan::new(&query, page_size);
-            let page = Page {
-                offset: plan.offset,
-                size: plan.rows,
-            };
+            let checked = check_query(&model, set, &query).expect("reference query fits");
+            let page = Page::from_prefer(None, page_size, None).of(&query);
             let fetch = Fetch {
                 restriction: None,
                 per_value: false,
@@ -285,20 +282,13 @@ fn main() {
                 scopes: Some(&scopes),
                 count: query.count,
             };
-            let sql = fetch_query(&model, set, &query, &fetch, dialect).expect("page SQL");
-            let layout = json.then(|| {
-                Layout::new(
-                    selected_properties(set, query.select.as_ref()),
-                    &set.key,
-                    Vec::new(),
-                    None,
-                )
-            });
+            let sql = fetch_query(&checked, &fetch, dialect).expect("page SQL");
+            let layout = json.then(|| Layout::new(checked.selected(), &set.key, Vec::new(), None));
             Arc::new(Plan {
                 name,
                 page: sql,
                 counted: query.count,
-                size: page.size,
+                size: page.rows(),
                 json: layout,
             })
         })

@@ -3,16 +3,119 @@
 //! its navigations lead to), every operator and function must receive values
 //! of fitting types, and options the set cannot honour are refused, each with
 //! a [`QueryError`] naming the option at fault.
+//!
+//! What passes comes out as a [`Checked`] query: the properties it selects,
+//! its filter as a typed tree with every path resolved, its search with the
+//! properties searched, its sort keys, and its expansions, each checked in
+//! turn. The SQL step takes a `Checked`, never a raw `Query`, so a request is
+//! checked once however many statements answer it.
 
-use super::model::{EdmType, EntitySet, Model};
-use super::query::{BinaryOp, Expr, Function, Literal, Query, Select, UnaryOp};
-use super::resolve::{resolve, target_set, QueryError, Tail};
+use super::model::{EntitySet, Model, Navigation, Property};
+use super::query::{Query, SearchExpr, Select};
+use super::resolve::{target_set, QueryError};
+use super::typed::{check_condition, property_path, PropertyPath, Typed};
 
-/// The type of a checked expression: `None` for the `null` literal, which
-/// fits wherever a value does.
-pub(crate) type Ty = Option<EdmType>;
+/// A query that fits the model, resolved against it.
+///
+/// Built by [`check_query`] only. Paging (`$top`, `$skip`) and `$count` are
+/// not part of it: they are read from the query by [`Page`](super::Page) and
+/// the service.
+#[derive(Debug, Clone)]
+pub struct Checked<'m, 'q> {
+    set: &'m EntitySet,
+    selected: Vec<&'m Property>,
+    filter: Option<Typed<'m>>,
+    search: Option<Search<'m, 'q>>,
+    orderby: Vec<Order<'m>>,
+    expand: Vec<Expansion<'m, 'q>>,
+}
 
-/// Checks every option of `query` against `set` of `model`.
+/// One `$orderby` key, resolved to a property.
+#[derive(Debug, Clone)]
+pub(crate) struct Order<'m> {
+    /// The property sorted on.
+    pub path: PropertyPath<'m>,
+    /// `desc` was given.
+    pub descending: bool,
+}
+
+/// A `$search` over a set that has searchable properties.
+#[derive(Debug, Clone)]
+pub(crate) struct Search<'m, 'q> {
+    /// The search expression.
+    pub expr: &'q SearchExpr,
+    /// The properties every term is looked for in (at least one).
+    pub properties: Vec<&'m Property>,
+}
+
+/// One `$expand` item: the navigation, the set it leads to, and its nested
+/// options, checked against that set.
+#[derive(Debug, Clone)]
+pub struct Expansion<'m, 'q> {
+    nav: &'m Navigation,
+    target: &'m EntitySet,
+    options: &'q Query,
+    checked: Checked<'m, 'q>,
+}
+
+impl<'m, 'q> Checked<'m, 'q> {
+    /// The set the query reads.
+    pub fn set(&self) -> &'m EntitySet {
+        self.set
+    }
+
+    /// The properties a response carries: those `$select` names (in
+    /// declaration order) plus the key, or all of them.
+    pub fn selected(&self) -> &[&'m Property] {
+        &self.selected
+    }
+
+    /// The navigations to expand, in the order given.
+    pub fn expand(&self) -> &[Expansion<'m, 'q>] {
+        &self.expand
+    }
+
+    /// `$filter` as a typed condition.
+    pub(crate) fn filter(&self) -> Option<&Typed<'m>> {
+        self.filter.as_ref()
+    }
+
+    /// `$search`, with the properties it looks in.
+    pub(crate) fn search(&self) -> Option<&Search<'m, 'q>> {
+        self.search.as_ref()
+    }
+
+    /// The `$orderby` keys, most significant first.
+    pub(crate) fn orderby(&self) -> &[Order<'m>] {
+        &self.orderby
+    }
+}
+
+impl<'m, 'q> Expansion<'m, 'q> {
+    /// The navigation expanded.
+    pub fn nav(&self) -> &'m Navigation {
+        self.nav
+    }
+
+    /// The set it leads to.
+    pub fn target(&self) -> &'m EntitySet {
+        self.target
+    }
+
+    /// The nested options as sent (their `$top`, `$skip` and `$count`
+    /// page each parent's collection).
+    pub fn options(&self) -> &'q Query {
+        self.options
+    }
+
+    /// The nested options, checked against [`target`](Self::target).
+    pub fn checked(&self) -> &Checked<'m, 'q> {
+        &self.checked
+    }
+}
+
+/// Checks every option of `query` against `set` of `model`, and its
+/// expansions against the sets they lead to.
 ///
 /// ```
 /// use gatehouse::odata::{check_query, parse_query, EdmType, EntitySet, Model, Property};
@@ -22,55 +125,72 @@ pub(crate) type Ty = Option<EdmType>;
 ///         .property(Property::new("name", EdmType::String)),
 /// );
 /// let pets = model.find("Pets").unwrap();
-/// assert!(check_query(&model, pets, &parse_query("$filter=name eq 'Rex'").unwrap()).is_ok());
+/// let query = parse_query("$filter=name eq 'Rex'&$select=name").unwrap();
+/// let checked = check_query(&model, pets, &query).unwrap();
+/// let selected: Vec<_> = checked.selected().iter().map(|p| p.name.as_str()).collect();
+/// assert_eq!(selected, ["id", "name"]);
 /// let err = check_query(&model, pets, &parse_query("$filter=name eq 5").unwrap()).unwrap_err();
 /// assert_eq!(err.code, "type_mismatch");
 /// ```
-pub fn check_query(model: &Model, set: &EntitySet, query: &Query) -> Result<(), QueryError> {
+pub fn check_query<'m, 'q>(
+    model: &'m Model,
+    set: &'m EntitySet,
+    query: &'q Query,
+) -> Result<Checked<'m, 'q>, QueryError> {
     check_options(model, set, query, None)
 }
 
 /// Checks `query`; inside an expansion every error names `nested`.
-fn check_options(
-    model: &Model,
-    set: &EntitySet,
-    query: &Query,
+fn check_options<'m, 'q>(
+    model: &'m Model,
+    set: &'m EntitySet,
+    query: &'q Query,
     nested: Option<&str>,
-) -> Result<(), QueryError> {
-    let target = |option: &'static str| nested.unwrap_or(option).to_owned();
-    if let Some(filter) = &query.filter {
-        let target = target("$filter");
-        let ty = Checker::new(model, set, &target).infer(filter)?;
-        if !matches!(ty, None | Some(EdmType::Boolean)) {
-            let msg = format!("the filter must be a condition, not {}", describe(ty));
-            return Err(QueryError::new("type_mismatch", &target, msg));
+) -> Result<Checked<'m, 'q>, QueryError> {
+    let target = |option: &'static str| nested.unwrap_or(option);
+    let filter = match &query.filter {
+        Some(filter) => Some(check_condition(model, set, filter, target("$filter"))?),
+        None => None,
+    };
+    let search = match &query.search {
+        Some(expr) => {
+            let properties: Vec<&Property> = set.searchable_properties().collect();
+            if properties.is_empty() {
+                let msg = format!("{} cannot be searched", set.name);
+                return Err(QueryError::new(
+                    "search_unsupported",
+                    target("$search"),
+                    msg,
+                ));
+            }
+            Some(Search { expr, properties })
         }
-    }
-    if query.search.is_some() && set.searchable_properties().next().is_none() {
-        let msg = format!("{} cannot be searched", set.name);
-        return Err(QueryError::new(
-            "search_unsupported",
-            &target("$search"),
-            msg,
-        ));
-    }
+        None => None,
+    };
+    let mut orderby = Vec::with_capacity(query.orderby.len());
     for item in &query.orderby {
         let target = target("$orderby");
-        if let Tail::Collection { name, .. } = resolve(model, set, &[], &item.path, &target)?.tail {
-            let msg = format!("cannot order by the collection '{name}'");
-            return Err(QueryError::new("not_sortable", &target, msg));
+        match property_path(model, set, &item.path, target)? {
+            Ok(path) => orderby.push(Order {
+                path,
+                descending: item.descending,
+            }),
+            Err(name) => {
+                let msg = format!("cannot order by the collection '{name}'");
+                return Err(QueryError::new("not_sortable", target, msg));
+            }
         }
     }
     if let Some(Select::Paths(paths)) = &query.select {
-        let target = target("$select");
         for path in paths {
             let name = path.to_string();
             if path.segments().len() != 1 || set.find_property(&name).is_none() {
                 let msg = format!("{} has no property '{name}' to select", set.name);
-                return Err(QueryError::new("unknown_property", &target, msg));
+                return Err(QueryError::new("unknown_property", target("$select"), msg));
             }
         }
     }
+    let mut expand = Vec::with_capacity(query.expand.len());
     for item in &query.expand {
         let name = item.path.to_string();
         let nav = (item.path.segments().len() == 1)
@@ -81,213 +201,36 @@ fn check_options(
                 QueryError::new("unknown_property", "$expand", msg)
             })?;
         let to = target_set(model, nav, "$expand")?;
-        check_options(model, to, &item.options, Some("$expand"))?;
+        expand.push(Expansion {
+            nav,
+            target: to,
+            options: &item.options,
+            checked: check_options(model, to, &item.options, Some("$expand"))?,
+        });
     }
-    Ok(())
-}
-
-/// Infers expression types, resolving paths as it goes.
-struct Checker<'m, 't> {
-    model: &'m Model,
-    root: &'m EntitySet,
-    vars: Vec<(&'m str, &'m EntitySet)>,
-    target: &'t str,
-}
-
-impl<'m, 't> Checker<'m, 't> {
-    fn new(model: &'m Model, root: &'m EntitySet, target: &'t str) -> Self {
-        Checker {
-            model,
-            root,
-            vars: Vec::new(),
-            target,
-        }
-    }
-
-    fn mismatch(&self, message: String) -> QueryError {
-        QueryError::new("type_mismatch", self.target, message)
-    }
-
-    fn infer(&mut self, expr: &'m Expr) -> Result<Ty, QueryError> {
-        match expr {
-            Expr::Literal(literal) => Ok(literal_type(literal)),
-            Expr::Path(path) => {
-                match resolve(self.model, self.root, &self.vars, path, self.target)?.tail {
-                    Tail::Property(p) => Ok(Some(p.edm_type)),
-                    Tail::Collection { name, .. } => Err(self.mismatch(format!(
-                        "'{name}' is a collection; use any or all to test its members"
-                    ))),
-                }
-            }
-            Expr::Binary { op, left, right } => {
-                let (l, r) = (self.infer(left)?, self.infer(right)?);
-                binary_type(*op, l, r).map_err(|m| self.mismatch(m))
-            }
-            Expr::Unary { op, operand } => {
-                let t = self.infer(operand)?;
-                match (op, t) {
-                    (_, None) => Ok(None),
-                    (UnaryOp::Not, Some(EdmType::Boolean)) => Ok(t),
-                    (UnaryOp::Neg, Some(n)) if n.is_numeric() => Ok(t),
-                    (UnaryOp::Not, _) => {
-                        Err(self.mismatch(format!("cannot negate {}", describe(t))))
-                    }
-                    (UnaryOp::Neg, _) => {
-                        Err(self.mismatch(format!("cannot negate {}", describe(t))))
-                    }
-                }
-            }
-            Expr::In { operand, list } => {
-                let t = self.infer(operand)?;
-                for item in list {
-                    let u = self.infer(item)?;
-                    binary_type(BinaryOp::Eq, t, u).map_err(|m| self.mismatch(m))?;
-                }
-                Ok(Some(EdmType::Boolean))
-            }
-            Expr::Call { function, args } => {
-                let types = args
-                    .iter()
-                    .map(|a| self.infer(a))
-                    .collect::<Result<Vec<_>, _>>()?;
-                function_type(*function, &types).map_err(|m| self.mismatch(m))
-            }
-            Expr::Lambda {
-                collection,
-                predicate,
-                ..
-            } => {
-                let resolved = resolve(self.model, self.root, &self.vars, collection, self.target)?;
-                let Tail::Collection { to, .. } = resolved.tail else {
-                    let msg = format!("'{collection}' is not a collection; any and all need one");
-                    return Err(self.mismatch(msg));
-                };
-                if let Some(predicate) = predicate {
-                    self.vars.push((&predicate.variable, to));
-                    let t = self.infer(&predicate.body);
-                    self.vars.pop();
-                    if !matches!(t?, None | Some(EdmType::Boolean)) {
-                        let msg = format!("the condition inside '{collection}' must be boolean");
-                        return Err(self.mismatch(msg));
-                    }
-                }
-                Ok(Some(EdmType::Boolean))
-            }
-        }
-    }
-}
-
-/// The type of a literal; integers are `Int64` and fit every numeric type.
-pub(crate) fn literal_type(literal: &Literal) -> Ty {
-    Some(match literal {
-        Literal::Null => return None,
-        Literal::Boolean(_) => EdmType::Boolean,
-        Literal::Int(_) => EdmType::Int64,
-        Literal::Decimal(_) => EdmType::Decimal,
-        Literal::Double(_) => EdmType::Double,
-        Literal::String(_) => EdmType::String,
-        Literal::Date(_) => EdmType::Date,
-        Literal::DateTimeOffset(_) => EdmType::DateTimeOffset,
-        Literal::TimeOfDay(_) => EdmType::TimeOfDay,
-        Literal::Guid(_) => EdmType::Guid,
+    Ok(Checked {
+        set,
+        selected: selected_properties(set, query.select.as_ref()),
+        filter,
+        search,
+        orderby,
+        expand,
     })
 }
 
-fn describe(ty: Ty) -> &'static str {
-    ty.map_or("null", EdmType::name)
-}
-
-/// The wider of two numeric types.
-fn promote(a: EdmType, b: EdmType) -> EdmType {
-    let rank = |t: EdmType| match t {
-        EdmType::Int16 => 0,
-        EdmType::Int32 => 1,
-        EdmType::Int64 => 2,
-        EdmType::Decimal => 3,
-        _ => 4,
-    };
-    if rank(a) >= rank(b) {
-        a
-    } else {
-        b
-    }
-}
-
-/// The result type of `l op r`, or why the operands do not fit.
-pub(crate) fn binary_type(op: BinaryOp, l: Ty, r: Ty) -> Result<Ty, String> {
-    use BinaryOp::*;
-    let fail = || {
-        format!(
-            "'{}' cannot combine {} and {}",
-            op.keyword(),
-            describe(l),
-            describe(r)
-        )
-    };
-    match op {
-        And | Or => match (l, r) {
-            (None | Some(EdmType::Boolean), None | Some(EdmType::Boolean)) => {
-                Ok(Some(EdmType::Boolean))
-            }
-            _ => Err(fail()),
-        },
-        Eq | Ne | Gt | Ge | Lt | Le => match (l, r) {
-            (Some(a), Some(b)) if a != b && !(a.is_numeric() && b.is_numeric()) => Err(fail()),
-            _ => Ok(Some(EdmType::Boolean)),
-        },
-        Add | Sub | Mul | Div | DivBy | Mod => match (l, r) {
-            (Some(a), Some(b)) if a.is_numeric() && b.is_numeric() => Ok(Some(match op {
-                DivBy if promote(a, b) != EdmType::Double => EdmType::Decimal,
-                _ => promote(a, b),
-            })),
-            (Some(a), None) | (None, Some(a)) if a.is_numeric() => Ok(Some(a)),
-            (None, None) => Ok(None),
-            _ => Err(fail()),
-        },
-    }
-}
-
-/// The result type of calling `function` on `args`, or why they do not fit.
-pub(crate) fn function_type(function: Function, args: &[Ty]) -> Result<Ty, String> {
-    use EdmType::*;
-    use Function as F;
-    type Accepts = fn(EdmType) -> bool;
-    let string: Accepts = |t| t == String;
-    let integer: Accepts = EdmType::is_integer;
-    let numeric: Accepts = EdmType::is_numeric;
-    let datelike: Accepts = |t| matches!(t, Date | DateTimeOffset);
-    let timelike: Accepts = |t| matches!(t, TimeOfDay | DateTimeOffset);
-    let instant: Accepts = |t| t == DateTimeOffset;
-    let (wants, result): (&[Accepts], EdmType) = match function {
-        F::Contains | F::StartsWith | F::EndsWith => (&[string, string], Boolean),
-        F::Length => (&[string], Int32),
-        F::IndexOf => (&[string, string], Int32),
-        F::Substring => (&[string, integer, integer], String),
-        F::ToLower | F::ToUpper | F::Trim => (&[string], String),
-        F::Concat => (&[string, string], String),
-        F::Year | F::Month | F::Day => (&[datelike], Int32),
-        F::Hour | F::Minute | F::Second => (&[timelike], Int32),
-        F::Date => (&[instant], Date),
-        F::Time => (&[instant], TimeOfDay),
-        F::Now => (&[], DateTimeOffset),
-        F::Round | F::Floor | F::Ceiling => (
-            &[numeric],
-            args.first().copied().flatten().unwrap_or(Decimal),
-        ),
-    };
-    for (i, (arg, accepts)) in args.iter().zip(wants).enumerate() {
-        if let Some(t) = arg {
-            if !accepts(*t) {
-                return Err(format!(
-                    "{}() cannot take {} as argument {}",
-                    function.name(),
-                    t.name(),
-                    i + 1
-                ));
-            }
+/// The properties a response carries: those `$select` names (in declaration
+/// order) plus the key, or all of them.
+fn selected_properties<'s>(set: &'s EntitySet, select: Option<&Select>) -> Vec<&'s Property> {
+    let chosen = |p: &Property| match select {
+        Some(Select::Paths(paths)) => {
+            p.name == set.key
+                || paths
+                    .iter()
+                    .any(|path| path.segments() == [p.name.as_str()])
         }
-    }
-    Ok(Some(result))
+        _ => true,
+    };
+    set.properties.iter().filter(|p| chosen(p)).collect()
 }
 
 #[cfg(test)]

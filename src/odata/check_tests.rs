@@ -5,7 +5,7 @@ use crate::odata::parse_query;
 fn check(set: &str, query: &str) -> Result<(), QueryError> {
     let model = model();
     let set = model.find(set).expect("set in fixture");
-    check_query(&model, set, &parse_query(query).expect("parses"))
+    check_query(&model, set, &parse_query(query).expect("parses")).map(|_| ())
 }
 
 fn refused(query: &str) -> (&'static str, String, String) {
@@ -139,4 +139,59 @@ fn messages_speak_of_the_model_not_of_sql() {
             assert!(!msg.contains(word), "{msg}");
         }
     }
+}
+
+#[test]
+fn a_checked_query_holds_resolved_paths_and_types() {
+    use crate::odata::model::EdmType;
+    use crate::odata::typed::Node;
+    let model = model();
+    let users = model.find("Users").expect("fixture");
+    let q = parse_query(
+        "$select=age&$filter=organisation/name eq 'A' and age add 1 gt 2\
+         &$orderby=organisation/name desc&$search=x\
+         &$expand=posts($select=title;$orderby=likes;$top=2)",
+    )
+    .expect("parses");
+    let checked = check_query(&model, users, &q).expect("fits");
+    let names = |ps: &[&crate::odata::Property]| -> Vec<String> {
+        ps.iter().map(|p| p.name.clone()).collect()
+    };
+    assert_eq!(names(checked.selected()), ["id", "age"]);
+
+    let filter = checked.filter().expect("a filter");
+    assert_eq!(filter.ty(), Some(EdmType::Boolean));
+    let Node::Binary { left, right, .. } = filter.node() else {
+        panic!("{filter:?}");
+    };
+    let Node::Binary { left: name, .. } = left.node() else {
+        panic!("{left:?}");
+    };
+    let Node::Property(path) = name.node() else {
+        panic!("{name:?}");
+    };
+    assert_eq!(path.hops.len(), 1);
+    assert_eq!(path.hops[0].column, "org_id");
+    assert_eq!(path.hops[0].to.name, "Organisations");
+    assert_eq!(path.property.name, "name");
+    let Node::Binary { left: sum, .. } = right.node() else {
+        panic!("{right:?}");
+    };
+    // Int32 plus an integer literal (Int64) is Int64.
+    assert_eq!(sum.ty(), Some(EdmType::Int64));
+
+    let order = &checked.orderby()[0];
+    assert!(order.descending);
+    assert!(order.path.same_as(path));
+    let search = checked.search().expect("a search");
+    assert_eq!(names(&search.properties), ["name", "email"]);
+
+    let posts = &checked.expand()[0];
+    assert_eq!(
+        (posts.nav().name.as_str(), posts.target().name.as_str()),
+        ("posts", "Posts")
+    );
+    assert_eq!(posts.options().top, Some(2));
+    assert_eq!(names(posts.checked().selected()), ["id", "title"]);
+    assert_eq!(posts.checked().orderby()[0].path.property.name, "likes");
 }

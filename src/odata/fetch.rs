@@ -6,25 +6,27 @@
 //!
 //! ```
 //! use gatehouse::db::Dialect;
-//! use gatehouse::odata::{fetch_query, parse_query, EdmType, EntitySet, Fetch, Literal, Model, Page, Property, Restriction};
+//! use gatehouse::odata::{check_query, fetch_query, parse_query, EdmType, EntitySet, Fetch, Literal, Model, Page, Property, Restriction};
 //! let model = Model::new().set(
 //!     EntitySet::new("Pets", "pets", "id")
 //!         .property(Property::new("id", EdmType::Int32).not_null())
 //!         .property(Property::new("owner", EdmType::Int32)),
 //! );
 //! let q = parse_query("$top=2").unwrap();
+//! let checked = check_query(&model, &model.sets[0], &q).unwrap();
 //! let owners = Restriction { column: "owner".into(), values: vec![Literal::Int(1), Literal::Int(2)] };
-//! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page: Page { offset: 0, size: 2 }, scopes: None, count: false };
-//! let sql = fetch_query(&model, &model.sets[0], &q, &fetch, Dialect::Sqlite).unwrap();
+//! let page = Page::from_prefer(None, 200, None).of(&q);
+//! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page, scopes: None, count: false };
+//! let sql = fetch_query(&checked, &fetch, Dialect::Sqlite).unwrap();
 //! assert!(sql.text.contains("ROW_NUMBER() OVER (PARTITION BY"));
 //! ```
 
-use super::check::check_query;
-use super::model::{EntitySet, Model};
-use super::query::{Literal, Query};
+use super::check::Checked;
+use super::paging::Page;
+use super::query::Literal;
 use super::resolve::QueryError;
 use super::scope::Scopes;
-use super::sql::{clamp, order_by, selected_properties, where_with, Bind, Page, Sql};
+use super::sql::{clamp, order_by, where_with, Bind, Sql};
 use super::sql_expr::Writer;
 use crate::db::Dialect;
 
@@ -39,7 +41,7 @@ pub struct Restriction {
 }
 
 /// What a fetch reads besides the query's own options.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Fetch<'a> {
     /// Only rows matching this, when given.
     pub restriction: Option<&'a Restriction>,
@@ -49,31 +51,32 @@ pub struct Fetch<'a> {
     pub per_value: bool,
     /// Table columns read after the selected properties, as `__0`, `__1`, …
     pub internal: Vec<String>,
-    /// The slice to read (one more row is fetched, per value when paging per value).
+    /// The slice to read: [`Page::limit`] rows past its offset, per value
+    /// when paging per value.
     pub page: Page,
-    /// The caller's scopes, confining the other sets paths and lambdas reach.
-    pub scopes: Option<&'a Scopes>,
+    /// The caller's scopes: joined to the rows of the set read, and
+    /// confining the other sets paths and lambdas reach.
+    pub scopes: Option<&'a Scopes<'a>>,
     /// Also yield, as the last column `__count` (the same on every row),
     /// how many rows the query admits in all, ignoring the page; not with
     /// `per_value`.
     pub count: bool,
 }
 
-/// The statement reading `fetch` of `query` over `set`: selected properties
-/// in declaration order, then the internal columns, then `__count` or (per-value
-/// paging) `__parent` and `__rn`.
-pub fn fetch_query(
-    model: &Model,
-    set: &EntitySet,
-    query: &Query,
-    fetch: &Fetch<'_>,
+/// The statement reading `fetch` of `checked` over its set: selected
+/// properties in declaration order, then the internal columns, then
+/// `__count` or (per-value paging) `__parent` and `__rn`.
+pub fn fetch_query<'m>(
+    checked: &Checked<'m, '_>,
+    fetch: &Fetch<'m>,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect).with_scopes(fetch.scopes);
+    let set = checked.set();
+    let mut w = Writer::new(set, dialect).with_scopes(fetch.scopes);
     let t0 = w.root_alias();
-    let mut columns: Vec<String> = selected_properties(set, query.select.as_ref())
-        .into_iter()
+    let mut columns: Vec<String> = checked
+        .selected()
+        .iter()
         .map(|p| {
             let value = dialect.output_value(&w.column(&t0, &p.column), p.edm_type.stored());
             format!("{value} AS {}", dialect.quote(&p.name))
@@ -88,11 +91,11 @@ pub fn fetch_query(
     }
     if fetch.count && !fetch.per_value {
         // An uncorrelated subquery: every engine runs it once per statement.
-        let count = counting(&mut w, query, fetch.restriction)?;
+        let count = counting(&mut w, checked, fetch.restriction)?;
         columns.push(format!("({count}) AS {}", dialect.quote("__count")));
     }
     let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
-    let order = order_by(&mut w, query)?;
+    let order = order_by(&mut w, checked)?;
     let parent = fetch
         .restriction
         .filter(|_| fetch.per_value)
@@ -106,11 +109,11 @@ pub fn fetch_query(
     }
     let table = dialect.quote(&set.table);
     let mut rows = format!(" FROM {table} AS {t0}");
-    where_with(&mut w, query, restriction, &mut rows)?;
+    where_with(&mut w, checked, restriction, &mut rows)?;
     let select = format!("SELECT {}", columns.join(", "));
     let mut text = format!("{select}{rows}");
-    let first = clamp(fetch.page.offset);
-    let probe = clamp(fetch.page.size.saturating_add(1));
+    let first = clamp(fetch.page.offset());
+    let probe = clamp(fetch.page.limit());
     if parent.is_some() {
         let (rn, by) = (dialect.quote("__rn"), dialect.quote("__parent"));
         let low = w.bind(Bind::Int(first));
@@ -146,18 +149,16 @@ pub fn fetch_query(
     Ok(Sql::finish(text, w.binds, dialect))
 }
 
-/// The statement counting, per restriction value, the rows `query`'s
+/// The statement counting, per restriction value, the rows `checked`'s
 /// `$filter` and `$search` admit: rows of (value, count).
-pub fn count_per_value(
-    model: &Model,
-    set: &EntitySet,
-    query: &Query,
+pub fn count_per_value<'m>(
+    checked: &Checked<'m, '_>,
     restriction: &Restriction,
-    scopes: Option<&Scopes>,
+    scopes: Option<&'m Scopes<'m>>,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect).with_scopes(scopes);
+    let set = checked.set();
+    let mut w = Writer::new(set, dialect).with_scopes(scopes);
     let t0 = w.root_alias();
     let column = w.column(&t0, &restriction.column);
     let mut text = format!(
@@ -165,37 +166,35 @@ pub fn count_per_value(
         dialect.quote(&set.table)
     );
     let condition = restrict(&mut w, restriction);
-    where_with(&mut w, query, Some(condition), &mut text)?;
+    where_with(&mut w, checked, Some(condition), &mut text)?;
     text += &format!(" GROUP BY {column}");
     Ok(Sql::finish(text, w.binds, dialect))
 }
 
-/// The statement counting the rows of `query` that also match `restriction`.
-pub fn count_restricted(
-    model: &Model,
-    set: &EntitySet,
-    query: &Query,
+/// The statement counting the rows of `checked` that also match
+/// `restriction`.
+pub fn count_restricted<'m>(
+    checked: &Checked<'m, '_>,
     restriction: Option<&Restriction>,
-    scopes: Option<&Scopes>,
+    scopes: Option<&'m Scopes<'m>>,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    check_query(model, set, query)?;
-    let mut w = Writer::new(model, set, dialect).with_scopes(scopes);
-    let text = counting(&mut w, query, restriction)?;
+    let mut w = Writer::new(checked.set(), dialect).with_scopes(scopes);
+    let text = counting(&mut w, checked, restriction)?;
     Ok(Sql::finish(text, w.binds, dialect))
 }
 
-/// `SELECT COUNT(*)` of the rows of `query` over the writer's set that also
+/// `SELECT COUNT(*)` of the rows of `checked` over the writer's set that also
 /// match `restriction`: a statement alone, or a page's `__count` column.
 fn counting<'m>(
     w: &mut Writer<'m>,
-    query: &'m Query,
+    checked: &Checked<'m, '_>,
     restriction: Option<&Restriction>,
 ) -> Result<String, QueryError> {
     let table = w.dialect.quote(&w.root().table);
     let mut text = format!("SELECT COUNT(*) FROM {table} AS {}", w.root_alias());
     let condition = restriction.map(|r| restrict(w, r));
-    where_with(w, query, condition, &mut text)?;
+    where_with(w, checked, condition, &mut text)?;
     Ok(text)
 }
 
@@ -225,12 +224,14 @@ fn restrict(w: &mut Writer<'_>, restriction: &Restriction) -> String {
 mod tests {
     use super::*;
     use crate::odata::fixture::model;
-    use crate::odata::parse_query;
+    use crate::odata::{check_query, parse_query, Query};
 
     fn sql(query: &str, fetch: &Fetch<'_>, d: Dialect) -> Sql {
         let m = model();
         let posts = m.find("Posts").expect("fixture");
-        fetch_query(&m, posts, &parse_query(query).expect("parses"), fetch, d).expect("fits")
+        let q = parse_query(query).expect("parses");
+        let checked = check_query(&m, posts, &q).expect("fits");
+        fetch_query(&checked, fetch, d).expect("fits")
     }
 
     fn authors(values: Vec<Literal>) -> Restriction {
@@ -247,10 +248,7 @@ mod tests {
             restriction: Some(&r),
             per_value: false,
             internal: vec!["author_id".into()],
-            page: Page {
-                offset: 0,
-                size: 10,
-            },
+            page: Page::first(10),
             scopes: None,
             count: false,
         };
@@ -276,7 +274,7 @@ mod tests {
             restriction: Some(&r),
             per_value: true,
             internal: vec![],
-            page: Page { offset: 2, size: 3 },
+            page: Page::first(3).of(&parse_query("$skip=2").expect("parses")),
             scopes: None,
             count: false,
         };
@@ -303,15 +301,14 @@ mod tests {
         let m = model();
         let posts = m.find("Posts").expect("fixture");
         let q = Query::default();
-        let s = count_restricted(&m, posts, &q, Some(&r), None, Dialect::Sqlite).expect("fits");
+        let checked = check_query(&m, posts, &q).expect("fits");
+        let s = count_restricted(&checked, Some(&r), None, Dialect::Sqlite).expect("fits");
         assert_eq!(
             s.text,
             r#"SELECT COUNT(*) FROM "posts" AS "t0" WHERE 1 = 0"#
         );
         let s = count_per_value(
-            &m,
-            posts,
-            &q,
+            &checked,
             &authors(vec![Literal::Int(3)]),
             None,
             Dialect::MySql,
@@ -320,6 +317,50 @@ mod tests {
         assert_eq!(
             s.text,
             "SELECT `t0`.`author_id`, COUNT(*) FROM `posts` AS `t0` WHERE `t0`.`author_id` IN (?) GROUP BY `t0`.`author_id`"
+        );
+    }
+
+    #[test]
+    fn a_page_of_n_asks_for_n_plus_one_rows_alone_and_per_parent() {
+        let m = model();
+        let users = m.find("Users").expect("fixture");
+        let request = Page::from_prefer(Some("odata.maxpagesize=4"), 200, None);
+        let q = parse_query("$expand=posts($skip=2)").expect("parses");
+        let checked = check_query(&m, users, &q).expect("fits");
+        // The top level: LIMIT 5 OFFSET 0.
+        let fetch = Fetch {
+            restriction: None,
+            per_value: false,
+            internal: vec![],
+            page: request.of(&q),
+            scopes: None,
+            count: false,
+        };
+        let top = fetch_query(&checked, &fetch, Dialect::Postgres).expect("fits");
+        assert!(top.text.ends_with("LIMIT $1 OFFSET $2"), "{}", top.text);
+        assert_eq!(top.binds, [Bind::Int(5), Bind::Int(0)]);
+        // Inside $expand, each parent's page: rows 3 to 7 of each author.
+        let expansion = &checked.expand()[0];
+        let parents = authors(vec![Literal::Int(1), Literal::Int(2)]);
+        let fetch = Fetch {
+            restriction: Some(&parents),
+            per_value: true,
+            internal: vec![],
+            page: request.of(expansion.options()),
+            scopes: None,
+            count: false,
+        };
+        let nested = fetch_query(expansion.checked(), &fetch, Dialect::Postgres).expect("fits");
+        assert!(
+            nested
+                .text
+                .contains(r#""w0"."__rn" > $3 AND "w0"."__rn" <= $4"#),
+            "{}",
+            nested.text
+        );
+        assert_eq!(
+            nested.binds,
+            [Bind::Int(1), Bind::Int(2), Bind::Int(2), Bind::Int(7)]
         );
     }
 }

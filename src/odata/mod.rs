@@ -46,6 +46,8 @@ mod sql;
 mod sql_expr;
 #[cfg(any(test, feature = "internals"))]
 mod statements;
+mod typed;
+mod typing;
 
 #[cfg(test)]
 mod fixture;
@@ -66,7 +68,7 @@ pub use scope::{Caller, Scope};
 crate::internal! {
     use batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
 }
-crate::internal! { use check::check_query; }
+crate::internal! { use check::{check_query, Checked, Expansion}; }
 crate::internal! { use declare::declared_sets; }
 crate::internal! { use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS}; }
 crate::internal! {
@@ -76,13 +78,13 @@ crate::internal! { use filter::{MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT}; }
 crate::internal! { use metadata::{metadata_xml, service_document, NAMESPACE}; }
 crate::internal! { use model::Model; }
 crate::internal! { use options::{parse_query, MAX_QUERY_LENGTH}; }
-crate::internal! { use paging::{next_link, PagePlan, PageSize, DEFAULT_PAGE_SIZE}; }
+crate::internal! { use paging::{Page, DEFAULT_PAGE_SIZE}; }
 crate::internal! { use query::{ExpandItem, Format, OrderItem, Query, SearchExpr, Select}; }
 crate::internal! { use resolve::QueryError; }
 crate::internal! { use scope::Scopes; }
 #[cfg(any(test, feature = "internals"))]
 crate::internal! { use search::parse_search; }
 crate::internal! { use service::{routes, Cell, Cells, Layout, ODataError, Reply, Service}; }
-crate::internal! { use sql::{selected_properties, Bind, Page, Sql}; }
+crate::internal! { use sql::{Bind, Sql}; }
 #[cfg(any(test, feature = "internals"))]
 crate::internal! { use statements::{count_query, filter_sql, page_query}; }

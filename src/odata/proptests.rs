@@ -206,7 +206,8 @@ proptest! {
             let furthest = Query { top: Some(u64::MAX), skip: Some(u64::MAX), ..query.clone() };
             let printed = furthest.to_query_string();
             prop_assert_eq!(parse_query(&printed), Ok(furthest), "sent: {}", raw);
-            if let Some(link) = next_link("http://h", "Things", &query, delivered, true) {
+            let page = Page::from_prefer(None, DEFAULT_PAGE_SIZE, None).of(&query);
+            if let Some(link) = page.next_link("http://h", "Things", &query, delivered, true) {
                 let (_, next) = link.split_once('?').expect("a next link has a query");
                 let mut expected = query.clone();
                 expected.skip = Some(query.skip.unwrap_or(0).saturating_add(delivered));

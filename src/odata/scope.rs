@@ -22,7 +22,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::model::Model;
-use super::query::{Expr, LambdaPredicate, Path};
+use super::query::Expr;
+use super::resolve::QueryError;
+use super::typed::{check_condition, Typed};
 
 /// Who is asking: the signed-in user (by session or bearer token), or a guest
 /// reading a public set.
@@ -66,29 +68,28 @@ impl PartialEq for Scope {
 
 impl Eq for Scope {}
 
-/// The lambda variable a scope's paths are anchored to when the scope
-/// confines a set reached through a path or lambda; `$` keeps it apart from
-/// any name a client can write.
-pub(crate) const SCOPE_VARIABLE: &str = "$scoped";
-
-/// Every scope of a model evaluated for one caller, with paths anchored to
-/// [`SCOPE_VARIABLE`] so they apply to a set reached from another.
-/// For a guest, also the sets that are not public: no path may reach them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Scopes {
-    anchored: HashMap<String, Expr>,
+/// Every scope of a model evaluated for one caller and checked against the
+/// model, so that the SQL step can join each to the rows of its set, reached
+/// directly or from another set. For a guest, also the sets that are not
+/// public: no path may reach them.
+#[derive(Debug, Clone, Default)]
+pub struct Scopes<'m> {
+    checked: HashMap<String, Result<Typed<'m>, QueryError>>,
     denied: Vec<String>,
 }
 
-impl Scopes {
-    /// The scopes of `model`'s sets for `caller`.
-    pub fn for_caller(model: &Model, caller: &Caller) -> Scopes {
-        let anchored = model
+impl<'m> Scopes<'m> {
+    /// The scopes of `model`'s sets for `caller`. A scope that does not fit
+    /// its set is kept as its error, reported by every statement that reads
+    /// that set.
+    pub fn for_caller(model: &'m Model, caller: &Caller) -> Scopes<'m> {
+        let checked = model
             .sets
             .iter()
             .filter_map(|set| {
                 let scope = set.scope.as_ref()?;
-                Some((set.name.clone(), anchor(&scope.filter(caller), &[])))
+                let checked = check_condition(model, set, &scope.filter(caller), "$filter");
+                Some((set.name.clone(), checked))
             })
             .collect();
         let denied = match caller.user_id {
@@ -100,12 +101,17 @@ impl Scopes {
                 .map(|s| s.name.clone())
                 .collect(),
         };
-        Scopes { anchored, denied }
+        Scopes { checked, denied }
     }
 
-    /// The anchored scope of the set called `set`, if it has one.
-    pub(crate) fn anchored(&self, set: &str) -> Option<&Expr> {
-        self.anchored.get(set)
+    /// The checked scope of the set called `set`, if it has one; its paths
+    /// start at the set's own rows.
+    pub(crate) fn of(&self, set: &str) -> Result<Option<&Typed<'m>>, QueryError> {
+        match self.checked.get(set) {
+            Some(Ok(scope)) => Ok(Some(scope)),
+            Some(Err(e)) => Err(e.clone()),
+            None => Ok(None),
+        }
     }
 
     /// Whether the caller may not read the set called `set` at all.
@@ -114,97 +120,50 @@ impl Scopes {
     }
 }
 
-/// `expr` with every path that does not start at a lambda variable in
-/// `bound` made to start at [`SCOPE_VARIABLE`].
-fn anchor(expr: &Expr, bound: &[&str]) -> Expr {
-    let path = |p: &Path| {
-        let free = p
-            .segments()
-            .first()
-            .is_none_or(|s| !bound.contains(&s.as_str()));
-        if free {
-            let mut segments = vec![SCOPE_VARIABLE.to_owned()];
-            segments.extend(p.segments().iter().cloned());
-            Path(segments)
-        } else {
-            p.clone()
-        }
-    };
-    match expr {
-        Expr::Literal(_) => expr.clone(),
-        Expr::Path(p) => Expr::Path(path(p)),
-        Expr::Binary { op, left, right } => Expr::Binary {
-            op: *op,
-            left: Box::new(anchor(left, bound)),
-            right: Box::new(anchor(right, bound)),
-        },
-        Expr::Unary { op, operand } => Expr::Unary {
-            op: *op,
-            operand: Box::new(anchor(operand, bound)),
-        },
-        Expr::In { operand, list } => Expr::In {
-            operand: Box::new(anchor(operand, bound)),
-            list: list.iter().map(|e| anchor(e, bound)).collect(),
-        },
-        Expr::Call { function, args } => Expr::Call {
-            function: *function,
-            args: args.iter().map(|e| anchor(e, bound)).collect(),
-        },
-        Expr::Lambda {
-            collection,
-            quantifier,
-            predicate,
-        } => Expr::Lambda {
-            collection: path(collection),
-            quantifier: *quantifier,
-            predicate: predicate.as_ref().map(|p| {
-                let mut inner = bound.to_vec();
-                inner.push(&p.variable);
-                LambdaPredicate {
-                    variable: p.variable.clone(),
-                    body: Box::new(anchor(&p.body, &inner)),
-                }
-            }),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::db::Dialect;
     use crate::odata::fixture::model;
-    use crate::odata::{fetch_query, parse_filter, parse_query, Fetch, Page};
+    use crate::odata::{check_query, fetch_query, parse_filter, parse_query, Fetch, Page};
 
-    /// The fixture with organisations scoped to `id eq <user>`.
-    fn scoped_model() -> Model {
+    /// The fixture with organisations scoped by `scope` for each caller.
+    fn scoped_model(scope: fn(&Caller) -> String) -> Model {
         let mut m = model();
         let orgs = m.sets.iter_mut().find(|s| s.name == "Organisations");
-        orgs.expect("fixture").scope = Some(Scope::new(|c: &Caller| {
-            parse_filter(&format!("id eq {}", c.user_id.unwrap_or(0))).expect("valid")
+        orgs.expect("fixture").scope = Some(Scope::new(move |c: &Caller| {
+            parse_filter(&scope(c)).expect("valid")
         }));
         m
     }
 
-    fn sql(m: &Model, query: &str, scopes: &Scopes) -> String {
-        let users = m.find("Users").expect("fixture");
+    /// Organisations the caller's id names.
+    fn own_id(c: &Caller) -> String {
+        format!("id eq {}", c.user_id.unwrap_or(0))
+    }
+
+    fn try_sql(m: &Model, set: &str, query: &str, scopes: &Scopes) -> Result<String, QueryError> {
+        let set = m.find(set).expect("fixture");
         let fetch = Fetch {
             restriction: None,
             per_value: false,
             internal: vec![],
-            page: Page { offset: 0, size: 5 },
+            page: Page::first(5),
             scopes: Some(scopes),
             count: false,
         };
         let q = parse_query(query).expect("parses");
-        fetch_query(m, users, &q, &fetch, Dialect::Sqlite)
-            .expect("fits")
-            .text
+        let checked = check_query(m, set, &q)?;
+        Ok(fetch_query(&checked, &fetch, Dialect::Sqlite)?.text)
+    }
+
+    fn sql(m: &Model, query: &str, scopes: &Scopes) -> String {
+        try_sql(m, "Users", query, scopes).expect("fits")
     }
 
     #[test]
     fn paths_and_lambdas_into_a_scoped_set_see_only_its_scope() {
-        let m = scoped_model();
+        let m = scoped_model(own_id);
         let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
         let path = sql(&m, "$filter=organisation/name eq 'Acme'", &scopes);
         assert!(
@@ -226,11 +185,52 @@ mod tests {
     }
 
     #[test]
-    fn anchoring_keeps_lambda_variables() {
-        let e = parse_filter("a eq 1 and posts/any(p: p/likes gt b)").expect("parses");
-        assert_eq!(
-            anchor(&e, &[]).to_string(),
-            "$scoped/a eq 1 and $scoped/posts/any(p:p/likes gt $scoped/b)"
+    fn a_scope_is_joined_to_the_rows_of_its_own_set() {
+        let m = scoped_model(own_id);
+        let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
+        let orgs = try_sql(&m, "Organisations", "$filter=name eq 'A'", &scopes).expect("fits");
+        assert!(
+            orgs.contains(r#"WHERE (("t0"."id" = $1) AND ("t0"."name" = $2))"#),
+            "{orgs}"
         );
+        let alone = try_sql(&m, "Organisations", "", &scopes).expect("fits");
+        assert!(alone.contains(r#"WHERE ("t0"."id" = $1) ORDER"#), "{alone}");
+    }
+
+    #[test]
+    fn a_scopes_own_lambda_reads_the_rows_it_confines() {
+        // An organisation is visible to its members.
+        let m = scoped_model(|c| format!("users/any(m: m/id eq {})", c.user_id.unwrap_or(0)));
+        let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
+        // Inside a client's lambda too, `m` is the scope's member row, and
+        // the scope's paths start at the organisation it confines.
+        let text = sql(
+            &m,
+            "$filter=posts/any(p: p/author/organisation/name eq 'x')",
+            &scopes,
+        );
+        assert!(
+            text.contains(concat!(
+                r#"(SELECT "t3"."name" FROM "orgs" AS "t3" WHERE "t3"."id" = "#,
+                r#"(SELECT "t2"."org_id" FROM "users" AS "t2" WHERE "t2"."id" = "t1"."author_id") "#,
+                r#"AND EXISTS (SELECT 1 FROM "users" AS "t4" WHERE "t4"."org_id" = "t3"."id" "#,
+                r#"AND ("t4"."id" = $1)))"#
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_scope_that_does_not_fit_fails_only_the_statements_that_reach_its_set() {
+        let m = scoped_model(|_| "nmae eq 'x'".into());
+        let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
+        try_sql(&m, "Users", "$filter=name eq 'x'", &scopes).expect("fits");
+        for (set, query) in [
+            ("Users", "$filter=organisation/name eq 'x'"),
+            ("Organisations", ""),
+        ] {
+            let e = try_sql(&m, set, query, &scopes).expect_err("refused");
+            assert_eq!(e.code, "unknown_property", "{set}?{query}");
+        }
     }
 }

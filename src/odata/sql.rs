@@ -1,5 +1,6 @@
 //! Building the SQL for a checked query: the third pure step of the `/odata`
-//! pipeline. A page query selects the requested properties (plus the key) of
+//! pipeline, which takes a [`Checked`] query and never looks a name up
+//! again. A page query selects the requested properties (plus the key) of
 //! the rows `$filter` and `$search` admit, in `$orderby` order made stable by
 //! the key, one row beyond the page so the caller learns whether more remain;
 //! a count query counts the same rows, ignoring `$top` and `$skip`. Every
@@ -14,17 +15,19 @@
 //!         .property(Property::new("name", EdmType::String).not_null()),
 //! );
 //! let q = parse_query("$filter=name eq 'Rex'&$select=name").unwrap();
-//! let sql = page_query(&model, &model.sets[0], &q, Page { offset: 0, size: 10 }, Dialect::Sqlite).unwrap();
+//! let sql = page_query(&model, &model.sets[0], &q, Page::first(10), Dialect::Sqlite).unwrap();
 //! assert_eq!(sql.text, concat!(
 //!     r#"SELECT "t0"."id" AS "id", "t0"."name" AS "name" FROM "pets" AS "t0" "#,
 //!     r#"WHERE ("t0"."name" = $1) ORDER BY "t0"."id" ASC LIMIT $2 OFFSET $3"#));
 //! assert_eq!(sql.binds, [Bind::Text("Rex".into()), Bind::Int(11), Bind::Int(0)]);
 //! ```
 
-use super::model::{EntitySet, Property};
-use super::query::{BinaryOp, Expr, Literal, Path, Query, SearchExpr, Select};
-use super::resolve::{resolve, QueryError};
+use super::check::Checked;
+use super::model::Property;
+use super::query::SearchExpr;
+use super::resolve::QueryError;
 use super::sql_expr::{false_if_null, Writer};
+use super::typed::Typed;
 pub use crate::db::Bind;
 use crate::db::Dialect;
 
@@ -57,60 +60,34 @@ impl Sql {
     }
 }
 
-/// Which slice of the collection a page query fetches: `size` rows after
-/// skipping `offset`. The query asks for `size + 1` rows; a surplus row means
-/// more remain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Page {
-    /// Rows to skip (`$skip`, plus what earlier pages delivered).
-    pub offset: u64,
-    /// Rows to deliver at most.
-    pub size: u64,
-}
-
-/// The properties a response carries: those `$select` names (in declaration
-/// order) plus the key, or all of them.
-///
-/// ```
-/// use gatehouse::odata::{parse_query, selected_properties, EdmType, EntitySet, Property};
-/// let set = EntitySet::new("Pets", "pets", "id")
-///     .property(Property::new("id", EdmType::Int32))
-///     .property(Property::new("name", EdmType::String))
-///     .property(Property::new("age", EdmType::Int32));
-/// let q = parse_query("$select=age").unwrap();
-/// let names: Vec<_> = selected_properties(&set, q.select.as_ref()).iter().map(|p| &p.name).collect();
-/// assert_eq!(names, ["id", "age"]);
-/// ```
-pub fn selected_properties<'s>(set: &'s EntitySet, select: Option<&Select>) -> Vec<&'s Property> {
-    let chosen = |p: &Property| match select {
-        Some(Select::Paths(paths)) => {
-            p.name == set.key
-                || paths
-                    .iter()
-                    .any(|path| path.segments() == [p.name.as_str()])
-        }
-        _ => true,
-    };
-    set.properties.iter().filter(|p| chosen(p)).collect()
-}
-
 pub(crate) fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// The `WHERE` clause of `$filter`, `$search` and an extra condition.
-pub(crate) fn where_with<'m>(
-    w: &mut Writer<'m>,
-    query: &'m Query,
+/// The conditions on the statement's rows: the caller's scope of its set,
+/// then `$filter`.
+fn row_conditions<'c, 'w: 'c>(
+    w: &Writer<'w>,
+    checked: &'c Checked<'w, '_>,
+) -> Result<Vec<&'c Typed<'w>>, QueryError> {
+    let scope = w.root_scope()?;
+    Ok(scope.into_iter().chain(checked.filter()).collect())
+}
+
+/// The `WHERE` clause of the caller's scope, `$filter`, `$search` and an
+/// extra condition.
+pub(crate) fn where_with<'w>(
+    w: &mut Writer<'w>,
+    checked: &Checked<'w, '_>,
     extra: Option<String>,
     text: &mut String,
 ) -> Result<(), QueryError> {
     let mut conditions: Vec<String> = extra.into_iter().collect();
-    if let Some(filter) = &query.filter {
-        conditions.push(w.condition(filter)?.sql);
+    if let Some(condition) = w.condition(&row_conditions(w, checked)?)? {
+        conditions.push(condition);
     }
-    if let Some(search) = &query.search {
-        conditions.push(search_condition(w, search));
+    if let Some(search) = checked.search() {
+        conditions.push(search_condition(w, &search.properties, search.expr));
     }
     if !conditions.is_empty() {
         *text += " WHERE ";
@@ -121,24 +98,24 @@ pub(crate) fn where_with<'m>(
 
 /// `$orderby` terms, then the key (in the last term's direction) unless the
 /// last term already is the key.
-pub(crate) fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<String, QueryError> {
+pub(crate) fn order_by<'w>(
+    w: &mut Writer<'w>,
+    checked: &Checked<'w, '_>,
+) -> Result<String, QueryError> {
     let mut terms = Vec::new();
-    let non_null = query
-        .filter
-        .as_ref()
-        .map(non_null_paths)
-        .unwrap_or_default();
-    for item in &query.orderby {
-        let r = resolve(w.model, w.root(), &[], &item.path, "$orderby")?;
-        let value = w.path_value(&r)?;
-        let nullable = value.nullable && !non_null.contains(&&item.path);
+    let conditions = row_conditions(w, checked)?;
+    let non_null: Vec<_> = conditions.iter().flat_map(|c| c.non_null_paths()).collect();
+    for item in checked.orderby() {
+        let value = w.path_value(&item.path)?;
+        let nullable = value.nullable && !non_null.iter().any(|p| p.same_as(&item.path));
         terms.push(w.dialect.order_term(&value.sql, item.descending, nullable));
     }
     let root = w.root();
-    let ends_in_key = query
-        .orderby
-        .last()
-        .is_some_and(|item| item.path.segments() == [root.key.as_str()]);
+    let ends_in_key = checked.orderby().last().is_some_and(|item| {
+        item.path.variable.is_none()
+            && item.path.hops.is_empty()
+            && item.path.property.name == root.key
+    });
     if !ends_in_key {
         let key = root.key_property().ok_or_else(|| {
             QueryError::new(
@@ -151,48 +128,15 @@ pub(crate) fn order_by<'m>(w: &mut Writer<'m>, query: &'m Query) -> Result<Strin
         // A key is never null. It runs the way the last term does: an
         // index on that term's column ends in the key on SQLite and InnoDB,
         // so one scan yields both orders, where a mixed direction needs a sort.
-        let descending = query.orderby.last().is_some_and(|item| item.descending);
+        let descending = checked.orderby().last().is_some_and(|item| item.descending);
         terms.push(w.dialect.order_term(&value, descending, false));
     }
     Ok(terms.join(", "))
 }
 
-/// The paths `filter` admits only non-null values of: those compared, in
-/// a conjunct at its top, with `eq`, `lt`, `le`, `gt` or `ge` against a
-/// non-null literal, or looked up `in` a list of such literals. Such a
-/// comparison holds for no null (OData's null rules, and SQL's), so a row
-/// that passes has a value there.
-pub(crate) fn non_null_paths(filter: &Expr) -> Vec<&Path> {
-    let literal = |e: &Expr| matches!(e, Expr::Literal(l) if *l != Literal::Null);
-    match filter {
-        Expr::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-        } => {
-            let mut paths = non_null_paths(left);
-            paths.extend(non_null_paths(right));
-            paths
-        }
-        Expr::Binary {
-            op: BinaryOp::Eq | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge,
-            left,
-            right,
-        } => match (&**left, &**right) {
-            (Expr::Path(p), other) | (other, Expr::Path(p)) if literal(other) => vec![p],
-            _ => Vec::new(),
-        },
-        Expr::In { operand, list } => match &**operand {
-            Expr::Path(p) if list.iter().all(literal) => vec![p],
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
-}
-
 /// A `$search` expression as a condition: each term a case-insensitive
-/// substring match against any searchable property, `%` and `_` literal.
-pub(crate) fn search_condition(w: &mut Writer<'_>, search: &SearchExpr) -> String {
+/// substring match against any of `properties`, `%` and `_` literal.
+fn search_condition(w: &mut Writer<'_>, properties: &[&Property], search: &SearchExpr) -> String {
     match search {
         SearchExpr::Word(term) | SearchExpr::Phrase(term) => {
             let escaped = term
@@ -201,9 +145,8 @@ pub(crate) fn search_condition(w: &mut Writer<'_>, search: &SearchExpr) -> Strin
                 .replace('_', "!_");
             let pattern = w.bind(Bind::Text(format!("%{escaped}%")));
             let t0 = w.root_alias();
-            let matches: Vec<String> = w
-                .root()
-                .searchable_properties()
+            let matches: Vec<String> = properties
+                .iter()
                 .map(|p| {
                     let like = w
                         .dialect
@@ -213,16 +156,20 @@ pub(crate) fn search_condition(w: &mut Writer<'_>, search: &SearchExpr) -> Strin
                 .collect();
             format!("({})", matches.join(" OR "))
         }
-        SearchExpr::Not(inner) => format!("(NOT {})", search_condition(w, inner)),
+        SearchExpr::Not(inner) => format!("(NOT {})", search_condition(w, properties, inner)),
         SearchExpr::And(a, b) => {
             format!(
                 "({} AND {})",
-                search_condition(w, a),
-                search_condition(w, b)
+                search_condition(w, properties, a),
+                search_condition(w, properties, b)
             )
         }
         SearchExpr::Or(a, b) => {
-            format!("({} OR {})", search_condition(w, a), search_condition(w, b))
+            format!(
+                "({} OR {})",
+                search_condition(w, properties, a),
+                search_condition(w, properties, b)
+            )
         }
     }
 }

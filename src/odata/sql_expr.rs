@@ -1,15 +1,16 @@
-//! Turning a checked `$filter` expression into an SQL condition with OData's
-//! null semantics: comparisons are two-valued (`x ne 3` holds where `x` is
+//! Turning a checked (typed) `$filter` expression into an SQL condition with
+//! OData's null semantics: comparisons are two-valued (`x ne 3` holds where `x` is
 //! null, `x gt 3` does not, `null eq null` holds), while `and`/`or`/`not`
 //! keep the three-valued logic both languages share. Values become numbered
 //! bind parameters; identifiers come from the model, quoted by the dialect.
 
-use super::check::{binary_type, function_type, literal_type, Ty};
-use super::model::{EdmType, EntitySet, Model, Property};
-use super::query::{BinaryOp, Expr, Function, Literal, Quantifier, UnaryOp};
-use super::resolve::{resolve, Hop, QueryError, Resolved, Tail};
-use super::scope::{Scopes, SCOPE_VARIABLE};
+use super::model::{EdmType, EntitySet, Property};
+use super::query::{BinaryOp, Function, Literal, Quantifier, UnaryOp};
+use super::resolve::{Hop, QueryError};
+use super::scope::Scopes;
 use super::sql::Bind;
+use super::typed::{Node, PropertyPath, Typed};
+use super::typing::{literal_type, Ty};
 use crate::db::{DatePart, Dialect, TextValue};
 
 /// A rendered expression with what later operators need to know about it.
@@ -42,14 +43,19 @@ impl Frag {
 
 /// Renders expressions for one statement, collecting its binds.
 pub(crate) struct Writer<'m> {
-    pub model: &'m Model,
     pub dialect: Dialect,
     pub binds: Vec<Bind>,
     root: &'m EntitySet,
     aliases: usize,
-    vars: Vec<(&'m str, &'m EntitySet, String)>,
+    /// The rows lambda variables stand for (their set and alias), outermost
+    /// first.
+    vars: Vec<(&'m EntitySet, String)>,
+    /// The expression being rendered: the row its paths start from (alias
+    /// and set) and where its own lambda variables begin in `vars`. A
+    /// scope is rendered in a frame of the row it confines.
+    frame: Frame<'m>,
     target: &'static str,
-    scopes: Option<&'m Scopes>,
+    scopes: Option<&'m Scopes<'m>>,
     in_scope: bool,
     /// Whether the expression being rendered only ever filters rows (a
     /// chain of `and`/`or` at the top of a `WHERE`): there a null condition
@@ -58,16 +64,27 @@ pub(crate) struct Writer<'m> {
     positive: bool,
 }
 
+/// Where the paths of the expression being rendered start.
+struct Frame<'m> {
+    alias: String,
+    set: &'m EntitySet,
+    base: usize,
+}
+
 impl<'m> Writer<'m> {
     /// A writer for a statement over `root`, aliased `"t0"`.
-    pub fn new(model: &'m Model, root: &'m EntitySet, dialect: Dialect) -> Writer<'m> {
+    pub fn new(root: &'m EntitySet, dialect: Dialect) -> Writer<'m> {
         Writer {
-            model,
             dialect,
             binds: Vec::new(),
             root,
             aliases: 0,
             vars: Vec::new(),
+            frame: Frame {
+                alias: dialect.quote("t0"),
+                set: root,
+                base: 0,
+            },
             target: "$filter",
             scopes: None,
             in_scope: false,
@@ -75,19 +92,34 @@ impl<'m> Writer<'m> {
         }
     }
 
-    /// Renders a condition that filters rows (a `WHERE` clause's part).
-    pub fn condition(&mut self, expr: &'m Expr) -> Result<Frag, QueryError> {
+    /// Renders conditions that filter rows (a `WHERE` clause's part),
+    /// joined by `and`; `None` when there are none.
+    pub fn condition(&mut self, all: &[&Typed<'m>]) -> Result<Option<String>, QueryError> {
         self.positive = true;
-        let frag = self.expr(expr);
+        let rendered = match all.split_first() {
+            None => Ok(None),
+            Some((first, rest)) => self.expr(first).and_then(|first| {
+                let joined = rest.iter().try_fold(first.sql, |sql, next| {
+                    Ok(format!("({sql} AND {})", self.expr(next)?.sql))
+                });
+                joined.map(Some)
+            }),
+        };
         self.positive = false;
-        frag
+        rendered
     }
 
-    /// Also confines every other set a path or lambda reaches to the rows
-    /// its scope admits.
-    pub fn with_scopes(mut self, scopes: Option<&'m Scopes>) -> Writer<'m> {
+    /// Also joins the caller's scope of the statement's set to its rows'
+    /// condition, and confines every other set a path or lambda reaches to
+    /// the rows its scope admits.
+    pub fn with_scopes(mut self, scopes: Option<&'m Scopes<'m>>) -> Writer<'m> {
         self.scopes = scopes;
         self
+    }
+
+    /// The caller's scope of the statement's set, if it has one.
+    pub fn root_scope(&self) -> Result<Option<&'m Typed<'m>>, QueryError> {
+        self.scoped(self.root)
     }
 
     /// Refuses a path into a set the caller may not read.
@@ -103,7 +135,7 @@ impl<'m> Writer<'m> {
     /// when `set`'s scope does not admit that entity.
     fn confined_key(&mut self, set: &'m EntitySet, key: String) -> Result<String, QueryError> {
         self.admit(set)?;
-        if self.in_scope || self.scopes.and_then(|s| s.anchored(&set.name)).is_none() {
+        if self.in_scope || self.scoped(set)?.is_none() {
             return Ok(key);
         }
         let (a, table) = (self.alias(), self.dialect.quote(&set.table));
@@ -114,20 +146,33 @@ impl<'m> Writer<'m> {
         ))
     }
 
+    /// The caller's scope of `set`, if it has one.
+    fn scoped(&self, set: &EntitySet) -> Result<Option<&'m Typed<'m>>, QueryError> {
+        match self.scopes {
+            Some(scopes) => scopes.of(&set.name),
+            None => Ok(None),
+        }
+    }
+
     /// ` AND <scope>` for rows of `set` aliased `alias`, when `set` is
     /// scoped (scopes themselves are rendered unconfined).
     fn confined(&mut self, set: &'m EntitySet, alias: &str) -> Result<String, QueryError> {
         self.admit(set)?;
-        let Some(scope) = self.scopes.and_then(|s| s.anchored(&set.name)) else {
-            return Ok(String::new());
-        };
         if self.in_scope {
             return Ok(String::new());
         }
+        let Some(scope) = self.scoped(set)? else {
+            return Ok(String::new());
+        };
         self.in_scope = true;
-        self.vars.push((SCOPE_VARIABLE, set, alias.to_owned()));
+        let frame = Frame {
+            alias: alias.to_owned(),
+            set,
+            base: self.vars.len(),
+        };
+        let outer = std::mem::replace(&mut self.frame, frame);
         let rendered = self.expr(scope);
-        self.vars.pop();
+        self.frame = outer;
         self.in_scope = false;
         let f = rendered?;
         Ok(format!(" AND {}", false_if_null(f.sql, f.nullable)))
@@ -205,20 +250,19 @@ impl<'m> Writer<'m> {
         Ok(key)
     }
 
-    fn scope(&self, scope: Option<usize>) -> (String, &'m EntitySet) {
-        match scope.and_then(|i| self.vars.get(i)) {
-            Some((_, set, alias)) => (alias.clone(), set),
-            None => (self.root_alias(), self.root),
+    /// The row a path starting at `variable` starts from: its alias and set.
+    fn start(&self, variable: Option<usize>) -> (String, &'m EntitySet) {
+        match variable.and_then(|i| self.vars.get(self.frame.base + i)) {
+            Some((set, alias)) => (alias.clone(), set),
+            None => (self.frame.alias.clone(), self.frame.set),
         }
     }
 
-    /// The value a resolved property path denotes: a column of its row, or
-    /// a correlated subquery across single-valued navigations.
-    pub fn path_value(&mut self, r: &Resolved<'m>) -> Result<Frag, QueryError> {
-        let Tail::Property(p) = r.tail else {
-            return Err(self.internal("a collection has no single value".into()));
-        };
-        let (alias, set) = self.scope(r.scope);
+    /// The value a property path denotes: a column of its row, or a
+    /// correlated subquery across single-valued navigations.
+    pub fn path_value(&mut self, r: &PropertyPath<'m>) -> Result<Frag, QueryError> {
+        let p = r.property;
+        let (alias, set) = self.start(r.variable);
         let Some(last) = r.hops.last() else {
             let mut frag = Frag::new(self.property(&alias, p), Some(p.edm_type), p.nullable);
             frag.column = true;
@@ -235,22 +279,20 @@ impl<'m> Writer<'m> {
         Ok(Frag::new(sql, Some(p.edm_type), true))
     }
 
-    /// Renders a `$filter` (or nested) expression.
-    pub fn expr(&mut self, expr: &'m Expr) -> Result<Frag, QueryError> {
-        match expr {
-            Expr::Literal(literal) => Ok(self.literal(literal)),
-            Expr::Path(path) => {
-                let r = resolve(self.model, self.root, &self.var_sets(), path, self.target)?;
-                self.path_value(&r)
-            }
-            Expr::Binary { op, left, right } => {
+    /// Renders a checked `$filter` (or nested) expression.
+    pub fn expr(&mut self, expr: &Typed<'m>) -> Result<Frag, QueryError> {
+        let ty = expr.ty();
+        match expr.node() {
+            Node::Literal(literal) => Ok(self.literal(literal)),
+            Node::Property(path) => self.path_value(path),
+            Node::Binary { op, left, right } => {
                 let node = self.positive;
                 self.positive = node && matches!(op, BinaryOp::And | BinaryOp::Or);
                 let (l, r) = (self.expr(left), self.expr(right));
                 self.positive = node;
-                self.binary(*op, l?, r?)
+                Ok(self.binary(*op, l?, r?, ty))
             }
-            Expr::Unary { op, operand } => {
+            Node::Unary { op, operand } => {
                 let node = std::mem::replace(&mut self.positive, false);
                 let f = self.expr(operand);
                 self.positive = node;
@@ -261,35 +303,23 @@ impl<'m> Writer<'m> {
                 };
                 Ok(Frag::new(sql, f.ty, f.nullable))
             }
-            Expr::In { operand, list } => self.in_list(operand, list),
-            Expr::Call { function, args } => {
+            Node::In { operand, list } => self.in_list(operand, list),
+            Node::Call { function, args } => {
                 let node = std::mem::replace(&mut self.positive, false);
                 let args = args
                     .iter()
                     .map(|a| self.expr(a))
                     .collect::<Result<Vec<_>, _>>();
                 self.positive = node;
-                self.call(*function, args?)
+                Ok(self.call(*function, args?, ty))
             }
-            Expr::Lambda {
-                collection,
+            Node::Lambda {
+                collection: r,
                 quantifier,
                 predicate,
             } => {
-                let r = resolve(
-                    self.model,
-                    self.root,
-                    &self.var_sets(),
-                    collection,
-                    self.target,
-                )?;
-                let Tail::Collection {
-                    to, remote_column, ..
-                } = r.tail
-                else {
-                    return Err(self.internal(format!("'{collection}' is not a collection")));
-                };
-                let (alias, set) = self.scope(r.scope);
+                let (to, remote_column) = (r.to, r.remote_column);
+                let (alias, set) = self.start(r.variable);
                 let mut parent = self.entity_key(&alias, set, &r.hops)?;
                 if let Some(last) = r.hops.last() {
                     parent = self.confined_key(last.to, parent)?;
@@ -302,11 +332,11 @@ impl<'m> Writer<'m> {
                 );
                 let sql = match predicate {
                     None => format!("EXISTS ({from})"),
-                    Some(p) => {
-                        self.vars.push((&p.variable, to, a));
+                    Some(body) => {
+                        self.vars.push((to, a));
                         let node = self.positive;
                         self.positive = *quantifier == Quantifier::Any;
-                        let body = self.expr(&p.body);
+                        let body = self.expr(body);
                         self.positive = node;
                         self.vars.pop();
                         let body = body?.sql;
@@ -321,10 +351,6 @@ impl<'m> Writer<'m> {
                 Ok(Frag::new(sql, Some(EdmType::Boolean), false))
             }
         }
-    }
-
-    fn var_sets(&self) -> Vec<(&'m str, &'m EntitySet)> {
-        self.vars.iter().map(|(n, s, _)| (*n, *s)).collect()
     }
 
     /// A literal as a bound value, converted where the engine needs it.
@@ -355,19 +381,15 @@ impl<'m> Writer<'m> {
         self.dialect.text_param(&placeholder, kind)
     }
 
-    fn mismatch(&self, message: String) -> QueryError {
-        QueryError::new("type_mismatch", self.target, message)
-    }
-
-    fn binary(&mut self, op: BinaryOp, l: Frag, r: Frag) -> Result<Frag, QueryError> {
+    /// `l op r`, whose type the checker found to be `ty`.
+    fn binary(&mut self, op: BinaryOp, l: Frag, r: Frag, ty: Ty) -> Frag {
         use BinaryOp::*;
-        let ty = binary_type(op, l.ty, r.ty).map_err(|m| self.mismatch(m))?;
         let nullable = l.nullable || r.nullable;
         let (a, b) = (&l.sql, &r.sql);
         let sql = match op {
             And => format!("({a} AND {b})"),
             Or => format!("({a} OR {b})"),
-            Eq | Ne | Gt | Ge | Lt | Le => return Ok(self.compare(op, &l, &r)),
+            Eq | Ne | Gt | Ge | Lt | Le => return self.compare(op, &l, &r),
             Add => format!("({a} + {b})"),
             Sub => format!("({a} - {b})"),
             Mul => format!("({a} * {b})"),
@@ -377,7 +399,7 @@ impl<'m> Writer<'m> {
                 .dialect
                 .modulo(a, b, ty.is_some_and(EdmType::is_integer)),
         };
-        Ok(Frag::new(sql, ty, nullable))
+        Frag::new(sql, ty, nullable)
     }
 
     /// A two-valued comparison: true or false, never null.
@@ -420,7 +442,7 @@ impl<'m> Writer<'m> {
         boolean(false_if_null(format!("({a} {symbol} {b})"), guarded))
     }
 
-    fn in_list(&mut self, operand: &'m Expr, list: &'m [Expr]) -> Result<Frag, QueryError> {
+    fn in_list(&mut self, operand: &Typed<'m>, list: &[Typed<'m>]) -> Result<Frag, QueryError> {
         let node = std::mem::replace(&mut self.positive, false);
         let o = self.expr(operand);
         let items = list
@@ -429,9 +451,6 @@ impl<'m> Writer<'m> {
             .collect::<Result<Vec<_>, _>>();
         self.positive = node;
         let (o, items) = (o?, items?);
-        for item in &items {
-            binary_type(BinaryOp::Eq, o.ty, item.ty).map_err(|m| self.mismatch(m))?;
-        }
         if o.is_null_literal() || items.iter().any(|i| i.nullable) {
             let terms: Vec<_> = items
                 .iter()
@@ -451,10 +470,9 @@ impl<'m> Writer<'m> {
         Ok(Frag::new(sql, Some(EdmType::Boolean), false))
     }
 
-    fn call(&mut self, function: Function, args: Vec<Frag>) -> Result<Frag, QueryError> {
+    /// `function(args)`, whose type the checker found to be `ty`.
+    fn call(&mut self, function: Function, args: Vec<Frag>, ty: Ty) -> Frag {
         use Function as F;
-        let types: Vec<Ty> = args.iter().map(|a| a.ty).collect();
-        let ty = function_type(function, &types).map_err(|m| self.mismatch(m))?;
         let nullable = args.iter().any(|a| a.nullable);
         let d = self.dialect;
         let arg = |i: usize| args.get(i).map_or("NULL", |a| a.sql.as_str());
@@ -487,7 +505,7 @@ impl<'m> Writer<'m> {
             F::Ceiling => d.ceiling(arg(0)),
         };
         let nullable = nullable && ty != Some(EdmType::Boolean);
-        Ok(Frag::new(sql, ty, nullable))
+        Frag::new(sql, ty, nullable)
     }
 }
 

@@ -364,15 +364,9 @@ fn row_filters_drop_null_guards_only_where_null_acts_as_false() {
     let users = m.find("Users").expect("fixture");
     let page = |q: &str| {
         let q = crate::odata::parse_query(q).expect("parses");
-        crate::odata::page_query(
-            &m,
-            users,
-            &q,
-            crate::odata::Page { offset: 0, size: 1 },
-            Postgres,
-        )
-        .expect("fits")
-        .text
+        crate::odata::page_query(&m, users, &q, crate::odata::Page::first(1), Postgres)
+            .expect("fits")
+            .text
     };
     let plain = page("$filter=age gt 3 and email eq 'a' or age le 1");
     assert!(

@@ -1,13 +1,15 @@
 use super::*;
 use crate::odata::fixture::model;
-use crate::odata::{count_query, page_query, parse_query};
+use crate::odata::{count_query, page_query, parse_query, Page};
 use Dialect::{MySql, Postgres, Sqlite};
 
-fn page(d: Dialect, query: &str, offset: u64, size: u64) -> Sql {
+/// The statement of the page `query` asks for under page size `size`.
+fn page(d: Dialect, query: &str, size: u64) -> Sql {
     let m = model();
     let users = m.find("Users").expect("fixture");
     let q = parse_query(query).expect("parses");
-    page_query(&m, users, &q, Page { offset, size }, d).expect("fits the model")
+    let page = Page::from_prefer(None, size, None).of(&q);
+    page_query(&m, users, &q, page, d).expect("fits the model")
 }
 
 fn count(d: Dialect, query: &str) -> Sql {
@@ -19,11 +21,11 @@ fn count(d: Dialect, query: &str) -> Sql {
 #[test]
 fn injection_attempts_stay_single_binds() {
     for d in [Sqlite, Postgres, MySql] {
-        let sql = page(d, "$filter=name eq 'x'' OR 1=1 --'", 0, 1);
+        let sql = page(d, "$filter=name eq 'x'' OR 1=1 --'", 1);
         assert!(!sql.text.contains("OR 1=1"), "{}", sql.text);
         assert_eq!(sql.binds[..1], [Bind::Text("x' OR 1=1 --".into())]);
     }
-    let sql = page(Sqlite, "$search=\"'; DROP TABLE users; --\"", 0, 1);
+    let sql = page(Sqlite, "$search=\"'; DROP TABLE users; --\"", 1);
     assert!(!sql.text.contains("DROP"));
     assert_eq!(sql.binds[0], Bind::Text("%'; DROP TABLE users; --%".into()));
 }
@@ -33,7 +35,6 @@ fn page_query_selects_orders_and_limits() {
     let sql = page(
         Postgres,
         "$select=name&$orderby=organisation/name desc&$top=5&$skip=3",
-        3,
         5,
     );
     // Past the first row PostgreSQL skips rows by their keys alone and
@@ -52,7 +53,7 @@ fn page_query_selects_orders_and_limits() {
         )
     );
     assert_eq!(sql.binds, [Bind::Int(6), Bind::Int(3)]);
-    let sql = page(MySql, "$select=age,name&$orderby=age,id", 0, 200);
+    let sql = page(MySql, "$select=age,name&$orderby=age,id", 200);
     assert_eq!(
         sql.text,
         "SELECT CAST(`t0`.`id` AS SIGNED) AS `id`, CAST(`t0`.`display_name` AS CHAR) AS `name`, \
@@ -60,7 +61,7 @@ fn page_query_selects_orders_and_limits() {
          ORDER BY `t0`.`age` ASC, `t0`.`id` ASC LIMIT ? OFFSET ?"
     );
     assert_eq!(sql.binds, [Bind::Int(201), Bind::Int(0)]);
-    let sql = page(Sqlite, "$orderby=id desc,age", 0, u64::MAX);
+    let sql = page(Sqlite, "$orderby=id desc,age", u64::MAX);
     assert!(sql
         .text
         .ends_with(r#"ORDER BY "t0"."id" DESC, "t0"."age" ASC, "t0"."id" ASC LIMIT $1 OFFSET $2"#));
@@ -69,7 +70,7 @@ fn page_query_selects_orders_and_limits() {
 
 #[test]
 fn select_all_lists_declared_columns_only() {
-    let sql = page(Sqlite, "$select=*", 0, 1);
+    let sql = page(Sqlite, "$select=*", 1);
     assert!(sql.text.starts_with(
         r#"SELECT "t0"."id" AS "id", "t0"."display_name" AS "name", "t0"."email" AS "email""#
     ));
@@ -120,7 +121,7 @@ fn queries_that_do_not_fit_the_model_are_refused() {
     let m = model();
     let users = m.find("Users").expect("fixture");
     let q = parse_query("$filter=name eq 5").expect("parses");
-    let e = page_query(&m, users, &q, Page { offset: 0, size: 1 }, Sqlite).expect_err("refused");
+    let e = page_query(&m, users, &q, Page::first(1), Sqlite).expect_err("refused");
     assert_eq!((e.code, e.target.as_str()), ("type_mismatch", "$filter"));
     let orgs = m.find("Organisations").expect("fixture");
     let q = parse_query("$search=x").expect("parses");
@@ -132,14 +133,14 @@ fn queries_that_do_not_fit_the_model_are_refused() {
 fn only_a_nullable_term_gets_a_null_ordering_clause() {
     // PostgreSQL's indexes are ASC NULLS LAST: a null clause on a key or a
     // NOT NULL column would sort the table instead of reading the index.
-    let sql = page(Postgres, "", 0, 50);
+    let sql = page(Postgres, "", 50);
     assert!(
         sql.text
             .ends_with(r#"ORDER BY "t0"."id" ASC LIMIT $1 OFFSET $2"#),
         "{}",
         sql.text
     );
-    let sql = page(Postgres, "$orderby=rank desc,age", 0, 50);
+    let sql = page(Postgres, "$orderby=rank desc,age", 50);
     assert!(
         sql.text.contains(
             r#"ORDER BY "t0"."rank" DESC, "t0"."age" ASC NULLS FIRST, "t0"."id" ASC LIMIT"#
@@ -148,7 +149,7 @@ fn only_a_nullable_term_gets_a_null_ordering_clause() {
         sql.text
     );
     for d in [Sqlite, MySql] {
-        let sql = page(d, "$orderby=age desc", 0, 50);
+        let sql = page(d, "$orderby=age desc", 50);
         assert!(!sql.text.contains("NULLS"), "{}", sql.text);
     }
 }
@@ -158,12 +159,7 @@ fn a_term_the_filter_keeps_non_null_gets_no_null_ordering_clause() {
     // `age gt 3` holds for no null age: PostgreSQL may read an index on age
     // backwards instead of sorting every match.
     for filter in ["age gt 3", "name eq 'x' and 3 le age", "age in (1, 2)"] {
-        let sql = page(
-            Postgres,
-            &format!("$filter={filter}&$orderby=age desc"),
-            0,
-            9,
-        );
+        let sql = page(Postgres, &format!("$filter={filter}&$orderby=age desc"), 9);
         assert!(
             sql.text
                 .contains(r#"ORDER BY "t0"."age" DESC, "t0"."id" DESC LIMIT"#),
@@ -180,12 +176,7 @@ fn a_term_the_filter_keeps_non_null_gets_no_null_ordering_clause() {
         "age in (1, null)",
         "age gt rank",
     ] {
-        let sql = page(
-            Postgres,
-            &format!("$filter={filter}&$orderby=age desc"),
-            0,
-            9,
-        );
+        let sql = page(Postgres, &format!("$filter={filter}&$orderby=age desc"), 9);
         assert!(
             sql.text.contains(r#""t0"."age" DESC NULLS LAST"#),
             "{filter}: {}",
@@ -198,7 +189,7 @@ fn a_term_the_filter_keeps_non_null_gets_no_null_ordering_clause() {
 fn mysql_text_equality_narrows_by_the_column_collation_then_compares_bytes() {
     // The column's own (case-insensitive) collation lets its index find the
     // candidates; the byte comparison keeps OData's exact match.
-    let sql = page(MySql, "$filter=name eq 'Rex' and name in ('a', 'b')", 0, 9);
+    let sql = page(MySql, "$filter=name eq 'Rex' and name in ('a', 'b')", 9);
     assert!(
         sql.text.contains(concat!(
             "WHERE ((`t0`.`display_name` = ? AND CAST(`t0`.`display_name` AS BINARY) = ?) AND ",
@@ -220,7 +211,7 @@ fn mysql_text_equality_narrows_by_the_column_collation_then_compares_bytes() {
         ]
     );
     // Other engines compare text exactly as it is.
-    let sql = page(Postgres, "$filter=name eq 'Rex'", 0, 9);
+    let sql = page(Postgres, "$filter=name eq 'Rex'", 9);
     assert!(
         sql.text
             .contains(r#"WHERE ("t0"."display_name" = $1) ORDER"#),
@@ -231,7 +222,6 @@ fn mysql_text_equality_narrows_by_the_column_collation_then_compares_bytes() {
     let sql = page(
         MySql,
         "$filter=name ne 'Rex' and concat(name, 'x') eq 'y'",
-        0,
         9,
     );
     assert!(

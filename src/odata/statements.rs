@@ -1,14 +1,17 @@
 //! Whole statements for one query, each checked against the model first:
 //! what the project's tests, EXPLAIN checks and benchmarks print and run.
-//! Requests go through [`fetch_query`] with their scopes and paging.
+//! Requests check their query once and go through [`fetch_query`] with their
+//! scopes and paging.
 
 use super::check::check_query;
 use super::fetch::{count_restricted, fetch_query, Fetch};
 use super::model::{EntitySet, Model};
+use super::paging::Page;
 use super::query::{Expr, Query};
 use super::resolve::QueryError;
-use super::sql::{Page, Sql};
+use super::sql::Sql;
 use super::sql_expr::Writer;
+use super::typed::check_condition;
 use crate::db::Dialect;
 
 /// The condition a `$filter` expression sets on `set`'s rows (aliased
@@ -19,17 +22,13 @@ pub fn filter_sql(
     filter: &Expr,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    let query = Query {
-        filter: Some(filter.clone()),
-        ..Query::default()
-    };
-    check_query(model, set, &query)?;
-    let mut w = Writer::new(model, set, dialect);
-    let text = w.expr(filter)?.sql;
+    let checked = check_condition(model, set, filter, "$filter")?;
+    let mut w = Writer::new(set, dialect);
+    let text = w.expr(&checked)?.sql;
     Ok(Sql::finish(text, w.binds, dialect))
 }
 
-/// The statement fetching one page of `query` over `set`.
+/// The statement fetching `page` of `query` over `set`.
 pub fn page_query(
     model: &Model,
     set: &EntitySet,
@@ -45,7 +44,7 @@ pub fn page_query(
         scopes: None,
         count: false,
     };
-    fetch_query(model, set, query, &fetch, dialect)
+    fetch_query(&check_query(model, set, query)?, &fetch, dialect)
 }
 
 /// The statement counting the rows `query`'s `$filter` and `$search` admit.
@@ -55,5 +54,5 @@ pub fn count_query(
     query: &Query,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
-    count_restricted(model, set, query, None, None, dialect)
+    count_restricted(&check_query(model, set, query)?, None, None, dialect)
 }

@@ -104,6 +104,22 @@ async fn bad_options_on_count_and_entity_routes_are_400_too() {
 }
 
 #[rocket::async_test]
+async fn a_query_that_asks_for_no_rows_is_still_checked() {
+    let app = spawn_fixture().await;
+    for (option, value) in [
+        ("$filter", "name eq 5"),
+        ("$orderby", "nope"),
+        ("$expand", "nope"),
+    ] {
+        get(&app, "Things", &[("$top", "0"), (option, value)])
+            .await
+            .assert_error(Status::BadRequest, Some(option));
+    }
+    let none = get(&app, "Things", &[("$top", "0"), ("$filter", "qty gt 1")]).await;
+    assert_eq!(none.ok().ids(), Vec::<i64>::new());
+}
+
+#[rocket::async_test]
 async fn bad_keys_are_400_and_unknown_resources_404() {
     let app = spawn_fixture().await;
     for target in [

@@ -79,14 +79,10 @@ fn page_sql(dialect: Dialect, query: &str) -> String {
 fn page_sql_at(dialect: Dialect, query: &str, offset: u64) -> String {
     let model = model();
     let set = model.find("Items").expect("the set");
-    let sql = page_query(
-        &model,
-        set,
-        &parse_query(query).unwrap(),
-        Page { offset, size: 50 },
-        dialect,
-    )
-    .expect("a page statement");
+    let mut query = parse_query(query).unwrap();
+    query.skip = Some(offset);
+    let page = Page::from_prefer(None, 50, None).of(&query);
+    let sql = page_query(&model, set, &query, page, dialect).expect("a page statement");
     let mut text = sql.text;
     let values: Vec<String> = sql
         .binds

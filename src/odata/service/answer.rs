@@ -3,22 +3,23 @@
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
-use super::expansion::{attach, internal_types, key_type, plan};
+use super::expansion::{admit, attach, internal_types, key_type};
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
 use super::rows::{
     run, run_counted, scalar, BodySink, Entity, EntitySink, InlineCount, Layout, VALUE_OPEN,
 };
 use super::values::write_str;
-use super::{scoped, Service};
+use super::Service;
 use crate::db::{Db, Dialect};
-use crate::odata::check::literal_type;
+use crate::odata::check::{check_query, Checked};
 use crate::odata::fetch::{count_restricted, fetch_query, Fetch, Restriction};
 use crate::odata::model::{EdmType, EntitySet, NavigationKind};
-use crate::odata::paging::{next_link, PagePlan};
+use crate::odata::paging::Page;
 use crate::odata::query::{Literal, Path, Query, Select};
 use crate::odata::scope::{Caller, Scopes};
-use crate::odata::sql::{selected_properties, Page, Sql};
+use crate::odata::sql::Sql;
+use crate::odata::typing::literal_type;
 
 /// Characters escaped in a key written into a URL path.
 const KEY_IN_PATH: &AsciiSet = &CONTROLS
@@ -42,10 +43,11 @@ pub struct Ctx<'m> {
     pub db: &'m Db,
     /// Who asks.
     pub caller: Caller,
-    /// The page size in effect.
-    pub page_size: u64,
+    /// The request's page: the page size in effect, from its `Prefer`
+    /// header; each collection answered cuts it to its own options.
+    pub page: Page,
     /// The caller's scopes of every set.
-    pub scopes: Scopes,
+    pub scopes: Scopes<'m>,
 }
 
 /// Where rows come from: a whole set, or the rows matching a restriction.
@@ -115,6 +117,16 @@ impl<'m> Ctx<'m> {
         })
     }
 
+    /// `query` checked against the model for `set`: once per request, for
+    /// every statement that answers it.
+    fn check<'q>(
+        &self,
+        set: &'m EntitySet,
+        query: &'q Query,
+    ) -> Result<Checked<'m, 'q>, ODataError> {
+        Ok(check_query(&self.service.model, set, query)?)
+    }
+
     /// A page of `source` as the collection response.
     pub async fn collection(
         &self,
@@ -122,30 +134,28 @@ impl<'m> Ctx<'m> {
         query: &Query,
     ) -> Result<Reply, ODataError> {
         let set = source.set;
-        let plan = PagePlan::new(query, self.page_size);
-        let mut body = Vec::with_capacity(256 + 128 * plan.rows.min(1000) as usize);
+        let checked = self.check(set, query)?;
+        let page = self.page.of(query);
+        let mut body = Vec::with_capacity(256 + 128 * page.rows().min(1000) as usize);
         body.extend_from_slice(b"{\"@odata.context\":");
         write_str(
             &mut body,
             &self.context(&context_fragment(&set.name, query)),
         );
-        let (delivered, more) = if plan.rows == 0 {
+        let (delivered, more) = if page.rows() == 0 {
             if query.count {
-                let n = scalar(self.db, self.count_sql(source, query)?).await?;
+                let n = scalar(self.db, self.count_sql(source, &checked)?).await?;
                 body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
             }
             body.extend_from_slice(VALUE_OPEN);
             (0, false)
         } else {
-            let page = Page {
-                offset: plan.offset,
-                size: plan.rows,
-            };
-            self.rows(source, query, page, query.count, &mut body)
+            self.rows(source, &checked, page, query.count, &mut body)
                 .await?
         };
         body.push(b']');
-        if let Some(link) = next_link(&self.service.origin, &source.path, query, delivered, more) {
+        let origin = &self.service.origin;
+        if let Some(link) = page.next_link(origin, &source.path, query, delivered, more) {
             body.extend_from_slice(b",\"@odata.nextLink\":");
             write_str(&mut body, &link);
         }
@@ -159,23 +169,23 @@ impl<'m> Ctx<'m> {
     async fn rows(
         &self,
         source: &Source<'m>,
-        query: &Query,
+        checked: &Checked<'m, '_>,
         page: Page,
         count: bool,
         body: &mut Vec<u8>,
     ) -> Result<(u64, bool), ODataError> {
         let set = source.set;
-        let (expansions, internal) = plan(self, set, &query.expand)?;
-        let scoped = scoped(set, &self.caller, query);
-        let selected = selected_properties(set, query.select.as_ref());
+        let expansions = checked.expand();
+        let internal = admit(self, expansions)?;
+        let selected = checked.selected();
         // The page statement carries the count; alone it is needed only
         // for an empty page past the first row.
         let count = match count {
             true => Some(InlineCount {
                 column: selected.len() + internal.len(),
-                alone: match page.offset {
+                alone: match page.offset() {
                     0 => None,
-                    _ => Some(self.count_sql(source, query)?),
+                    _ => Some(self.count_sql(source, checked)?),
                 },
             }),
             false => None,
@@ -188,8 +198,8 @@ impl<'m> Ctx<'m> {
             scopes: Some(&self.scopes),
             count: count.is_some(),
         };
-        let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
-        let layout = Layout::new(selected, &set.key, internal_types(&expansions), None);
+        let sql = fetch_query(checked, &fetch, self.dialect())?;
+        let layout = Layout::new(selected, &set.key, internal_types(expansions), None);
         if expansions.is_empty() {
             let sink = BodySink {
                 layout,
@@ -197,19 +207,19 @@ impl<'m> Ctx<'m> {
                 delivered: 0,
                 opened: false,
             };
-            let (mut sink, more) = run_counted(self.db, count, sql, page.size, sink).await?;
+            let (mut sink, more) = run_counted(self.db, count, sql, page.rows(), sink).await?;
             sink.open();
             *body = sink.body;
             return Ok((sink.delivered, more));
         }
         let sink = EntitySink::new(layout);
-        let (sink, more) = run_counted(self.db, count, sql, page.size, sink).await?;
+        let (sink, more) = run_counted(self.db, count, sql, page.rows(), sink).await?;
         if let Some(n) = sink.count {
             body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
         }
         body.extend_from_slice(VALUE_OPEN);
         let mut entities = sink.entities;
-        attach(self, set, &expansions, &mut entities).await?;
+        attach(self, set, expansions, &mut entities).await?;
         for (i, entity) in entities.iter().enumerate() {
             if i > 0 {
                 body.push(b',');
@@ -223,17 +233,10 @@ impl<'m> Ctx<'m> {
     /// The one entity of `source` (already restricted to a key), or 404.
     pub async fn entity(&self, source: &Source<'m>, query: &Query) -> Result<Reply, ODataError> {
         let set = source.set;
-        let mut single = query.clone();
-        (single.top, single.skip, single.count) = (None, None, false);
+        let checked = self.check(set, query)?;
         let mut body = Vec::new();
         let (found, _) = self
-            .rows(
-                source,
-                &single,
-                Page { offset: 0, size: 1 },
-                false,
-                &mut body,
-            )
+            .rows(source, &checked, Page::first(1), false, &mut body)
             .await?;
         if found == 0 {
             return Err(ODataError::not_found(format!(
@@ -254,20 +257,18 @@ impl<'m> Ctx<'m> {
 
     /// The plain-text count of `source` under `query`'s filter and search.
     pub async fn count(&self, source: &Source<'m>, query: &Query) -> Result<Reply, ODataError> {
-        let n = scalar(self.db, self.count_sql(source, query)?).await?;
+        let checked = self.check(source.set, query)?;
+        let n = scalar(self.db, self.count_sql(source, &checked)?).await?;
         let mut reply = Reply::json(n.to_string().into_bytes());
         reply.content_type = rocket::http::ContentType::Plain;
         Ok(reply)
     }
 
-    /// The statement counting the rows of `source` that `query`'s filter
+    /// The statement counting the rows of `source` that `checked`'s filter
     /// and search admit, under the caller's scope.
-    fn count_sql(&self, source: &Source<'m>, query: &Query) -> Result<Sql, ODataError> {
-        let scoped = scoped(source.set, &self.caller, query);
+    fn count_sql(&self, source: &Source<'m>, checked: &Checked<'m, '_>) -> Result<Sql, ODataError> {
         Ok(count_restricted(
-            &self.service.model,
-            source.set,
-            &scoped,
+            checked,
             source.restriction.as_ref(),
             Some(&self.scopes),
             self.dialect(),
@@ -345,23 +346,18 @@ impl<'m> Ctx<'m> {
             select: Some(Select::Paths(vec![Path::single(&set.key)])),
             ..Query::default()
         };
-        let scoped = scoped(set, &self.caller, &query);
+        let checked = self.check(set, &query)?;
         let types = vec![internal_type; internal.len()];
         let fetch = Fetch {
             restriction: Some(&restriction),
             per_value: false,
             internal,
-            page: Page { offset: 0, size: 1 },
+            page: Page::first(1),
             scopes: Some(&self.scopes),
             count: false,
         };
-        let sql = fetch_query(&self.service.model, set, &scoped, &fetch, self.dialect())?;
-        let layout = Layout::new(
-            selected_properties(set, query.select.as_ref()),
-            &set.key,
-            types,
-            None,
-        );
+        let sql = fetch_query(&checked, &fetch, self.dialect())?;
+        let layout = Layout::new(checked.selected(), &set.key, types, None);
         let sink = EntitySink::new(layout);
         let (sink, _) = run(self.db, sql, 1, sink).await?;
         let found = sink.entities.into_iter().next();

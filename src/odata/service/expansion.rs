@@ -1,9 +1,10 @@
 //! `$expand`: each navigation is loaded for a whole page of parents with one
 //! statement (`IN` over the parents' keys), nested levels likewise, and the
 //! results are appended to the parents' JSON objects. A to-many navigation is
-//! paged per parent (`$top`/`$skip` inside the expand, cut by the page
-//! size), with `nav@odata.count` and `nav@odata.nextLink` where asked for
-//! and needed.
+//! paged per parent (`$top`/`$skip` inside the expand cut the request's
+//! [`Page`] as the top level's options do), with `nav@odata.count` and
+//! `nav@odata.nextLink` where asked for and needed. The expansions come
+//! checked with the request's query: nothing here looks a name up.
 
 use std::collections::{HashMap, HashSet};
 
@@ -13,57 +14,27 @@ use futures::FutureExt;
 use super::answer::Ctx;
 use super::reply::ODataError;
 use super::rows::{run, CountSink, Entity, EntitySink, Layout};
-use super::scoped;
 use super::values::write_str;
+use crate::odata::check::Expansion;
 use crate::odata::fetch::{count_per_value, fetch_query, Fetch, Restriction};
-use crate::odata::model::{EdmType, EntitySet, Navigation, NavigationKind};
-use crate::odata::paging::next_link;
-use crate::odata::query::{ExpandItem, Literal, Query};
-use crate::odata::sql::{selected_properties, Page};
+use crate::odata::model::{EdmType, EntitySet, NavigationKind};
+use crate::odata::paging::Page;
+use crate::odata::query::Literal;
 
-/// One `$expand` item resolved against the model.
-pub struct Expansion<'m, 'q> {
-    nav: &'m Navigation,
-    target: &'m EntitySet,
-    options: &'q Query,
-}
-
-/// The expansions `items` name on `set`, and the internal columns the
-/// parents' fetch must read for them (the to-one foreign keys, in order).
-pub fn plan<'m, 'q>(
-    ctx: &Ctx<'m>,
-    set: &'m EntitySet,
-    items: &'q [ExpandItem],
-) -> Result<(Vec<Expansion<'m, 'q>>, Vec<String>), ODataError> {
-    let mut expansions = Vec::new();
+/// Refuses `expansions` into a set the caller may not read; answers the
+/// internal columns the parents' fetch must read for them (the to-one
+/// foreign keys, in order).
+pub fn admit(ctx: &Ctx<'_>, expansions: &[Expansion<'_, '_>]) -> Result<Vec<String>, ODataError> {
     let mut internal = Vec::new();
-    for item in items {
-        let name = item.path.segments().join("/");
-        let nav = set.find_navigation(&name).ok_or_else(|| {
-            ODataError::from(crate::odata::QueryError::new(
-                "unknown_property",
-                "$expand",
-                format!("{} has no navigation '{name}'", set.name),
-            ))
-        })?;
-        let target = ctx
-            .service
-            .model
-            .target_of(nav)
-            .ok_or_else(|| ODataError::internal(&format!("{name} leads nowhere")))?;
-        if !target.public && ctx.caller.user_id.is_none() {
+    for e in expansions {
+        if !e.target().public && ctx.caller.user_id.is_none() {
             return Err(ODataError::unauthorized());
         }
-        if let NavigationKind::ToOne { column } = &nav.kind {
+        if let NavigationKind::ToOne { column } = &e.nav().kind {
             internal.push(column.clone());
         }
-        expansions.push(Expansion {
-            nav,
-            target,
-            options: &item.options,
-        });
     }
-    Ok((expansions, internal))
+    Ok(internal)
 }
 
 /// The types of `internal` columns: each to-one foreign key has its
@@ -71,8 +42,8 @@ pub fn plan<'m, 'q>(
 pub fn internal_types(expansions: &[Expansion<'_, '_>]) -> Vec<EdmType> {
     expansions
         .iter()
-        .filter(|e| !e.nav.is_collection())
-        .map(|e| key_type(e.target))
+        .filter(|e| !e.nav().is_collection())
+        .map(|e| key_type(e.target()))
         .collect()
 }
 
@@ -95,7 +66,7 @@ pub fn attach<'a, 'm: 'a, 'q: 'a>(
         }
         let mut fk = 0;
         for e in expansions {
-            if e.nav.is_collection() {
+            if e.nav().is_collection() {
                 to_many(ctx, set, e, parents).await?;
             } else {
                 to_one(ctx, e, fk, parents).await?;
@@ -107,7 +78,8 @@ pub fn attach<'a, 'm: 'a, 'q: 'a>(
     .boxed()
 }
 
-/// Loads the targets of `e` and the expansions nested under it.
+/// Loads the targets of `e` and the expansions nested under it: `page` of
+/// them in all, or (given the parents' key type) `page` of each parent's.
 async fn load<'m, 'q>(
     ctx: &Ctx<'m>,
     e: &Expansion<'m, 'q>,
@@ -116,8 +88,9 @@ async fn load<'m, 'q>(
     page: Page,
 ) -> Result<(Vec<Entity>, bool), ODataError> {
     let per_value = parent_type.is_some();
-    let (nested, internal) = plan(ctx, e.target, &e.options.expand)?;
-    let options = scoped(e.target, &ctx.caller, e.options);
+    let checked = e.checked();
+    let nested = checked.expand();
+    let internal = admit(ctx, nested)?;
     let fetch = Fetch {
         restriction: Some(restriction),
         per_value,
@@ -126,24 +99,19 @@ async fn load<'m, 'q>(
         scopes: Some(&ctx.scopes),
         count: false,
     };
-    let sql = fetch_query(
-        &ctx.service.model,
-        e.target,
-        &options,
-        &fetch,
-        ctx.dialect(),
-    )?;
+    let sql = fetch_query(checked, &fetch, ctx.dialect())?;
+    let target = e.target();
     let layout = Layout::new(
-        selected_properties(e.target, e.options.select.as_ref()),
-        &e.target.key,
-        internal_types(&nested),
+        checked.selected(),
+        &target.key,
+        internal_types(nested),
         parent_type,
     );
     let sink = EntitySink::new(layout);
-    let limit = if per_value { u64::MAX } else { page.size };
+    let limit = if per_value { u64::MAX } else { page.rows() };
     let (sink, more) = run(ctx.db, sql, limit, sink).await?;
     let mut children = sink.entities;
-    attach(ctx, e.target, &nested, &mut children).await?;
+    attach(ctx, target, nested, &mut children).await?;
     Ok((children, more))
 }
 
@@ -160,24 +128,19 @@ async fn to_one(
         .filter(|v| seen.insert(v.to_string()))
         .collect();
     let restriction = Restriction {
-        column: ctx.key_column(e.target)?,
+        column: ctx.key_column(e.target())?,
         values,
     };
-    let size = restriction.values.len() as u64;
-    let mut single = e.options.clone();
-    (single.top, single.skip, single.count) = (None, None, false);
-    let single = Expansion {
-        options: &single,
-        ..*e
-    };
-    let (targets, _) = load(ctx, &single, &restriction, None, Page { offset: 0, size }).await?;
+    // One target per distinct key, whatever `$top` or the page size say.
+    let page = Page::first(restriction.values.len() as u64);
+    let (targets, _) = load(ctx, e, &restriction, None, page).await?;
     let by_key: HashMap<String, Entity> = targets
         .into_iter()
         .map(|t| (t.key.to_string(), t))
         .collect();
     for parent in parents.iter_mut() {
         parent.json.push(b',');
-        write_str(&mut parent.json, &e.nav.name);
+        write_str(&mut parent.json, &e.nav().name);
         parent.json.push(b':');
         let target = parent.internal.get(fk).cloned().flatten();
         match target.and_then(|k| by_key.get(&k.to_string())) {
@@ -197,7 +160,8 @@ async fn to_many(
     e: &Expansion<'_, '_>,
     parents: &mut [Entity],
 ) -> Result<(), ODataError> {
-    let NavigationKind::ToMany { remote_column } = &e.nav.kind else {
+    let (nav, options) = (e.nav(), e.options());
+    let NavigationKind::ToMany { remote_column } = &nav.kind else {
         return Ok(());
     };
     let mut seen = HashSet::new();
@@ -209,14 +173,7 @@ async fn to_many(
             .filter(|k| seen.insert(k.to_string()))
             .collect(),
     };
-    let size = e
-        .options
-        .top
-        .map_or(ctx.page_size, |t| t.min(ctx.page_size));
-    let page = Page {
-        offset: e.options.skip.unwrap_or(0),
-        size,
-    };
+    let page = ctx.page.of(options);
     let parent_type = Some(key_type(set));
     let (children, _) = load(ctx, e, &restriction, parent_type, page).await?;
     let mut groups: HashMap<String, Vec<Entity>> = HashMap::new();
@@ -224,7 +181,7 @@ async fn to_many(
         let parent = child.parent.clone().unwrap_or_default();
         groups.entry(parent).or_default().push(child);
     }
-    let counts = if e.options.count {
+    let counts = if options.count {
         counts(ctx, set, e, &restriction).await?
     } else {
         HashMap::new()
@@ -232,16 +189,15 @@ async fn to_many(
     for parent in parents.iter_mut() {
         let key = parent.key.to_string();
         let mut group = groups.remove(&key).unwrap_or_default();
-        let more = group.len() as u64 > size;
-        group.truncate(usize::try_from(size).unwrap_or(usize::MAX));
-        if e.options.count {
+        let more = page.cut(&mut group);
+        if options.count {
             let n = counts.get(&key).copied().unwrap_or(0);
             parent.json.push(b',');
-            write_str(&mut parent.json, &format!("{}@odata.count", e.nav.name));
+            write_str(&mut parent.json, &format!("{}@odata.count", nav.name));
             parent.json.extend_from_slice(format!(":{n}").as_bytes());
         }
         parent.json.push(b',');
-        write_str(&mut parent.json, &e.nav.name);
+        write_str(&mut parent.json, &nav.name);
         parent.json.extend_from_slice(b":[");
         for (i, child) in group.iter().enumerate() {
             if i > 0 {
@@ -255,12 +211,12 @@ async fn to_many(
             "{}({})/{}",
             set.name,
             ctx.key_in_path(&parent.key),
-            e.nav.name
+            nav.name
         );
         let delivered = group.len() as u64;
-        if let Some(link) = next_link(&ctx.service.origin, &path, e.options, delivered, more) {
+        if let Some(link) = page.next_link(&ctx.service.origin, &path, options, delivered, more) {
             parent.json.push(b',');
-            write_str(&mut parent.json, &format!("{}@odata.nextLink", e.nav.name));
+            write_str(&mut parent.json, &format!("{}@odata.nextLink", nav.name));
             parent.json.push(b':');
             write_str(&mut parent.json, &link);
         }
@@ -274,15 +230,7 @@ async fn counts(
     e: &Expansion<'_, '_>,
     restriction: &Restriction,
 ) -> Result<HashMap<String, i64>, ODataError> {
-    let options = scoped(e.target, &ctx.caller, e.options);
-    let sql = count_per_value(
-        &ctx.service.model,
-        e.target,
-        &options,
-        restriction,
-        Some(&ctx.scopes),
-        ctx.dialect(),
-    )?;
+    let sql = count_per_value(e.checked(), restriction, Some(&ctx.scopes), ctx.dialect())?;
     let parent_type = key_type(set);
     let sink = CountSink {
         key_type: Some(parent_type),

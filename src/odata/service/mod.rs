@@ -18,14 +18,10 @@ pub mod routes;
 mod rows;
 mod values;
 
-use std::borrow::Cow;
-
 pub use reply::{ODataError, Reply};
 pub use rows::{Cell, Cells, Layout};
 
-use super::model::{EntitySet, Model};
-use super::query::{BinaryOp, Expr, Query};
-use super::scope::Caller;
+use super::model::Model;
 use crate::config::{ConfigError, PaginationSettings};
 
 /// The model and paging policy every `/odata` request shares.
@@ -85,22 +81,4 @@ fn validate(model: &Model) -> Result<(), ConfigError> {
         }
     }
     Ok(())
-}
-
-/// `query` with `set`'s scope for `caller` joined to its filter.
-pub(crate) fn scoped<'q>(set: &EntitySet, caller: &Caller, query: &'q Query) -> Cow<'q, Query> {
-    let Some(scope) = &set.scope else {
-        return Cow::Borrowed(query);
-    };
-    let bound = scope.filter(caller);
-    let mut q = query.clone();
-    q.filter = Some(match q.filter.take() {
-        None => bound,
-        Some(filter) => Expr::Binary {
-            op: BinaryOp::And,
-            left: Box::new(bound),
-            right: Box::new(filter),
-        },
-    });
-    Cow::Owned(q)
 }

@@ -15,7 +15,7 @@ use super::Service;
 use crate::odata::metadata::{metadata_xml, service_document};
 use crate::odata::model::EntitySet;
 use crate::odata::options::parse_query;
-use crate::odata::paging::PageSize;
+use crate::odata::paging::Page;
 use crate::odata::scope::{Caller, Scopes};
 use crate::state::GatehouseState;
 
@@ -114,7 +114,7 @@ async fn resource(
     let allowed = |set: &EntitySet| readable(set.public || caller.user_id.is_some());
     let query = parse_query(incoming.query)?;
     let pagination = &service.pagination;
-    let size = PageSize::resolve(
+    let page = Page::from_prefer(
         incoming.prefer.as_deref(),
         pagination.default,
         pagination.max,
@@ -123,7 +123,7 @@ async fn resource(
         service,
         db: &incoming.gh.db,
         caller,
-        page_size: size.size,
+        page,
         scopes: Scopes::for_caller(&service.model, &caller),
     };
     let mut reply = match (&path.key, &path.navigation) {
@@ -168,6 +168,6 @@ async fn resource(
             }
         },
     };
-    reply.preference_applied = size.preference_applied();
+    reply.preference_applied = page.preference_applied();
     Ok(reply)
 }

@@ -383,7 +383,7 @@ impl Layout {
     /// The layout of a fetch selecting `properties` (which include the key
     /// named `key`), then columns of `internal` types, then `__parent`.
     pub fn new(
-        properties: Vec<&Property>,
+        properties: &[&Property],
         key: &str,
         internal: Vec<EdmType>,
         parent: Option<EdmType>,
