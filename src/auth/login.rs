@@ -11,7 +11,7 @@ use super::Begun;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::intents::IntentContext;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
@@ -57,6 +57,7 @@ pub async fn login(
     _guest: Guest,
     session: Session,
     client: ClientIp,
+    from: Origin,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
@@ -82,10 +83,16 @@ pub async fn login(
             Begun::Check(check) => check,
             Begun::Refused { retry_after, first } => {
                 if first {
-                    gh.events.emit(AuthEvent::Lockout {
+                    // Once per window: the lookup costs no more than a sign-in's.
+                    let user_id = users::find_by_email(&gh.db, &credentials.email)
+                        .await?
+                        .map(|u| u.id);
+                    let lockout = AuthEvent::Lockout {
                         email: credentials.email.to_string(),
                         ip,
-                    });
+                        user_id,
+                    };
+                    gh.events.emit(lockout, &from).await;
                 }
                 return Err(AuthError::Throttled { retry_after });
             }
@@ -99,12 +106,15 @@ pub async fn login(
                 user.as_ref().map(|u| u.password_hash.as_str()),
             )
             .await;
+        let user_id = user.as_ref().map(|u| u.id);
         let Some(user) = user.filter(|_| verification.matches) else {
             check.failed().await?;
             throttles.login_ip.record(&ip_key).await?;
-            gh.events.emit(AuthEvent::Failed {
+            let failed = AuthEvent::Failed {
                 email: credentials.email.to_string(),
-            });
+                user_id,
+            };
+            gh.events.emit(failed, &from).await;
             return Err(AuthError::Credentials);
         };
         check.succeeded().await?;
@@ -122,10 +132,11 @@ pub async fn login(
             let token = users::ensure_remember_token(&gh.db, user.id).await?;
             remember(jar, gh, user.id, &token);
         }
-        gh.events.emit(AuthEvent::Login {
+        let login = AuthEvent::Login {
             user_id: user.id,
             remember: credentials.remember,
-        });
+        };
+        gh.events.emit(login, &from).await;
         let auth_user = AuthUser {
             id: user.id,
             name: user.name,

@@ -14,7 +14,7 @@ use crate::body::{BodyError, Input};
 use crate::config::AuthSettings;
 use crate::domain::{Email, Password};
 use crate::error::{AuthError, FieldErrors};
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::security::SameOrigin;
@@ -88,11 +88,12 @@ pub async fn reset_password(
     _guest: Guest,
     session: Session,
     language: Language,
+    from: Origin,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Reply, AuthError> {
     let input = body?;
-    match reset(&input, gh, language).await {
+    match reset(&input, gh, language, &from).await {
         Ok(()) if input.is_form() => {
             session.set_flash(json!({"message": "reset_success"}));
             Ok(Reply::screen("/login"))
@@ -121,7 +122,12 @@ pub fn set_password_path(token: &str, email: &str) -> String {
     )
 }
 
-async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result<(), AuthError> {
+async fn reset(
+    input: &Input,
+    gh: &GatehouseState,
+    language: Language,
+    from: &Origin,
+) -> Result<(), AuthError> {
     let form = ResetForm::from_input(input, &gh.settings.auth)?;
     let lifetime = gh.settings.auth.reset_token_minutes;
     let Some(user) = users::find_by_email(&gh.db, &form.email).await? else {
@@ -141,7 +147,8 @@ async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result
     users::rotate_remember_token(&gh.db, user.id).await?;
     store::delete_for_user(&gh.db, user.id).await?;
     gh.events
-        .emit(AuthEvent::PasswordReset { user_id: user.id });
+        .emit(AuthEvent::PasswordReset { user_id: user.id }, from)
+        .await;
     let forgot = gh.settings.absolute("/login/forgot-password");
     let sent = gh
         .composer
