@@ -1,19 +1,22 @@
 //! Account administration outside a request: what a host's command line or
 //! its own admin tooling does with Gatehouse's accounts (create a user, set a
-//! password, issue an API token), under the same password policy and storage
-//! rules as the screens.
+//! password, issue, list and revoke API tokens, end sessions), under the same
+//! password policy and storage rules as the screens. What changes an account's
+//! access is recorded in the security activity log as the command line's.
 
 use std::sync::Arc;
 
 use rocket::figment::Figment;
 use rocket::{Phase, Rocket};
 use secrecy::{ExposeSecret, SecretString};
+use time::OffsetDateTime;
 
 use crate::auth::users::{self, CreateUserError};
 use crate::auth::{tokens, PasswordHasher};
 use crate::config::HashAlgorithm;
 use crate::db::{Db, DbError};
 use crate::domain::{Email, Password, PasswordRejection, SecretToken};
+use crate::events::{AuthEvent, Events, Origin};
 use crate::session::store;
 use crate::state::GatehouseState;
 use crate::Settings;
@@ -30,11 +33,29 @@ const MAX_NAME_CHARS: usize = 255;
 /// let email = Email::parse("ada@example.org").expect("an address");
 /// let id = accounts.add_user(&email, None, "a long passphrase of hers".into()).await?;
 /// let token = accounts.create_token(&email, "deploy script").await?;
+/// for listed in accounts.tokens(&email).await? {
+///     println!("{} {}", listed.id, listed.name);
+/// }
 /// # let _ = (id, token); Ok(()) }
 /// ```
 pub struct Accounts {
     settings: Arc<Settings>,
     db: Db,
+    events: Events,
+}
+
+/// A personal access token as an operator sees it (never the token itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    /// The token's id (what [`Accounts::revoke_token`] takes).
+    pub id: i64,
+    /// Its label.
+    pub name: String,
+    /// When it was issued, if recorded.
+    pub created_at: Option<OffsetDateTime>,
+    /// When it was last presented (recorded at most once a minute); `None`
+    /// if never.
+    pub last_used_at: Option<OffsetDateTime>,
 }
 
 /// Why an account operation was refused or failed. The message names the
@@ -62,6 +83,9 @@ pub enum AccountError {
     /// No account has this address.
     #[error("no user with email {0}")]
     NoSuchUser(Email),
+    /// No personal access token has this id.
+    #[error("no token with id {0}")]
+    NoSuchToken(i64),
     /// A statement failed.
     #[error("database error: {0}")]
     Database(#[from] DbError),
@@ -81,6 +105,7 @@ impl Accounts {
             .map_err(|e| AccountError::Open(format!("database migration failed: {e}")))?;
         Ok(Self {
             settings: Arc::new(settings),
+            events: Events::default().stored_in(db.clone()),
             db,
         })
     }
@@ -91,6 +116,7 @@ impl Accounts {
         rocket.state::<GatehouseState>().map(|gh| Self {
             settings: gh.settings.clone(),
             db: gh.db.clone(),
+            events: gh.events.clone(),
         })
     }
 
@@ -136,8 +162,28 @@ impl Accounts {
         let user = self.user(email).await?;
         let hash = self.hash(password, &[email.as_str(), &user.name]).await?;
         users::set_password_hash(&self.db, user.id, &hash).await?;
-        users::rotate_remember_token(&self.db, user.id).await?;
-        Ok(store::delete_for_user(&self.db, user.id).await?)
+        let ended = self.end_sessions_of(user.id).await?;
+        self.emit(AuthEvent::PasswordChanged { user_id: user.id })
+            .await;
+        Ok(ended)
+    }
+
+    /// Ends every session of an account and voids its remember-me cookies;
+    /// answers how many sessions were ended.
+    pub async fn end_sessions(&self, email: &Email) -> Result<u64, AccountError> {
+        let user = self.user(email).await?;
+        let ended = self.end_sessions_of(user.id).await?;
+        self.emit(AuthEvent::SessionEnded {
+            user_id: user.id,
+            ended,
+        })
+        .await;
+        Ok(ended)
+    }
+
+    async fn end_sessions_of(&self, user_id: i64) -> Result<u64, AccountError> {
+        users::rotate_remember_token(&self.db, user_id).await?;
+        Ok(store::delete_for_user(&self.db, user_id).await?)
     }
 
     /// Issues a personal access token for the account; the token is
@@ -150,8 +196,53 @@ impl Accounts {
         check_name("label", label)?;
         let user = self.user(email).await?;
         let token = SecretToken::generate();
-        tokens::create(&self.db, user.id, label, &token).await?;
+        let token_id = tokens::create(&self.db, user.id, label, &token).await?;
+        self.emit(AuthEvent::TokenCreated {
+            user_id: user.id,
+            token_id,
+            name: label.to_owned(),
+        })
+        .await;
         Ok(SecretString::from(token.expose().to_owned()))
+    }
+
+    /// The personal access tokens of an account, oldest first.
+    pub async fn tokens(&self, email: &Email) -> Result<Vec<TokenInfo>, AccountError> {
+        let user = self.user(email).await?;
+        let at = |seconds: Option<i64>| {
+            seconds.and_then(|s| OffsetDateTime::from_unix_timestamp(s).ok())
+        };
+        Ok(tokens::of_user(&self.db, user.id)
+            .await?
+            .into_iter()
+            .map(|token| TokenInfo {
+                id: token.id,
+                name: token.name,
+                created_at: at(token.created_at),
+                last_used_at: at(token.last_used_at),
+            })
+            .collect())
+    }
+
+    /// Revokes the personal access token `id`: from now on it signs
+    /// nothing in.
+    pub async fn revoke_token(&self, id: i64) -> Result<(), AccountError> {
+        let user_id = tokens::owner(&self.db, id)
+            .await?
+            .ok_or(AccountError::NoSuchToken(id))?;
+        if !tokens::delete(&self.db, id).await? {
+            return Err(AccountError::NoSuchToken(id));
+        }
+        self.emit(AuthEvent::TokenRevoked {
+            user_id,
+            token_id: id,
+        })
+        .await;
+        Ok(())
+    }
+
+    async fn emit(&self, event: AuthEvent) {
+        self.events.emit(event, &Origin::CommandLine).await;
     }
 
     async fn user(&self, email: &Email) -> Result<users::UserRecord, AccountError> {

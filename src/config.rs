@@ -93,6 +93,8 @@ pub struct AuthSettings {
     pub ip_throttle_attempts: u32,
     /// Sign-ins that may wait for a password hash at once; 0 = unbounded.
     pub hash_queue: u32,
+    /// How long the security activity log keeps an event.
+    pub security_events_days: u32,
 }
 
 impl Default for AuthSettings {
@@ -107,6 +109,7 @@ impl Default for AuthSettings {
             trusted_proxies: Vec::new(),
             ip_throttle_attempts: 100,
             hash_queue: 64,
+            security_events_days: 90,
         }
     }
 }
@@ -351,6 +354,7 @@ impl Settings {
                 self.auth.throttle_window_seconds,
             ),
             ("auth.reset_token_minutes", self.auth.reset_token_minutes),
+            ("auth.security_events_days", self.auth.security_events_days),
             (
                 "odata.statement_timeout_ms",
                 self.odata.statement_timeout_ms,

@@ -176,8 +176,8 @@ impl Gatehouse {
                     .is_file(),
                 settings.auth.password_min_length,
             )?),
+            events: self.events.clone().stored_in(db.clone()),
             shared: Shared { settings, db },
-            events: self.events.clone(),
             dispenser: self
                 .dispenser
                 .clone()

@@ -1,6 +1,7 @@
-//! The background sweep: removes expired reset tokens, idle sessions and
-//! ended throttle windows, every few minutes, on every instance (the deletes
-//! are idempotent, so instances need no coordination).
+//! The background sweep: removes expired reset tokens, idle sessions, ended
+//! throttle windows and security events past their retention, every few
+//! minutes, on every instance (the deletes are idempotent, so instances need
+//! no coordination).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use crate::auth::Throttle;
 use crate::clock::unix_now;
 use crate::config::Settings;
 use crate::db::Db;
+use crate::events;
 use crate::session::store;
 use crate::state::GatehouseState;
 
@@ -25,6 +27,8 @@ pub struct Swept {
     pub sessions: u64,
     /// Ended throttle windows.
     pub throttle_counters: u64,
+    /// Security events older than `auth.security_events_days`.
+    pub security_events: u64,
 }
 
 /// What the sweep needs, detached from the request state.
@@ -50,10 +54,13 @@ impl Sweeper {
         // Every counter lives in one table: one sweep ends them all.
         let throttle_counters = self.throttle.sweep().await?;
         let idle_seconds = i64::from(self.settings.session.idle_minutes) * 60;
+        let auth = &self.settings.auth;
         Ok(Swept {
-            reset_tokens: broker::sweep(&self.db, self.settings.auth.reset_token_minutes).await?,
+            reset_tokens: broker::sweep(&self.db, auth.reset_token_minutes).await?,
             sessions: store::sweep(&self.db, unix_now(), idle_seconds).await?,
             throttle_counters,
+            security_events: events::sweep(&self.db, unix_now(), auth.security_events_days)
+                .await?,
         })
     }
 

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use secrecy::{ExposeSecret, SecretString};
+use time::OffsetDateTime;
 
-use gatehouse::{AccountError, Accounts, Email};
+use gatehouse::{AccountError, Accounts, Email, TokenInfo};
 
 /// Gatehouse reference host.
 #[derive(Debug, Parser)]
@@ -48,13 +49,19 @@ enum UserCommand {
         #[arg(long)]
         password_stdin: bool,
     },
-    /// Replace an account's password.
+    /// Replace an account's password (ends every session of the account).
     SetPassword {
         /// E-mail address of the account.
         email: String,
         /// Read the password from one line of standard input.
         #[arg(long)]
         password_stdin: bool,
+    },
+    /// Sign an account out everywhere: end every session and void its
+    /// remember-me cookies.
+    EndSessions {
+        /// E-mail address of the account.
+        email: String,
     },
 }
 
@@ -67,6 +74,16 @@ enum TokenCommand {
         /// A label to recognise the token by.
         #[arg(long)]
         name: String,
+    },
+    /// List an account's tokens: id, name, when created and last used (UTC).
+    List {
+        /// E-mail address of the account.
+        email: String,
+    },
+    /// Revoke a token: it signs nothing in any more.
+    Revoke {
+        /// The token's id, as `token list` shows it.
+        id: i64,
     },
 }
 
@@ -208,6 +225,75 @@ async fn run(command: Command) -> Result<(), CliError> {
             println!("token \"{name}\" created for {email}; it is shown only once:");
             println!("{}", token.expose_secret());
         }
+        Command::Token(TokenCommand::List { email }) => {
+            let email = parse_email(&email)?;
+            let tokens = open().await?.tokens(&email).await?;
+            if tokens.is_empty() {
+                println!("no tokens for {email}");
+            } else {
+                print!("{}", token_table(&tokens));
+            }
+        }
+        Command::Token(TokenCommand::Revoke { id }) => {
+            open().await?.revoke_token(id).await?;
+            println!("token {id} revoked");
+        }
+        Command::User(UserCommand::EndSessions { email }) => {
+            let email = parse_email(&email)?;
+            let ended = open().await?.end_sessions(&email).await?;
+            println!("{ended} session(s) ended for {email}");
+        }
     }
     Ok(())
+}
+
+/// Tokens as an aligned table with a header line.
+fn token_table(tokens: &[TokenInfo]) -> String {
+    let mut rows = vec![[
+        "ID".to_owned(),
+        "NAME".to_owned(),
+        "CREATED (UTC)".to_owned(),
+        "LAST USED (UTC)".to_owned(),
+    ]];
+    rows.extend(tokens.iter().map(|t| {
+        [
+            t.id.to_string(),
+            t.name.clone(),
+            t.created_at.map_or_else(|| "unknown".to_owned(), utc),
+            t.last_used_at.map_or_else(|| "never".to_owned(), utc),
+        ]
+    }));
+    let width = |column: usize| {
+        rows.iter()
+            .map(|row| row[column].chars().count())
+            .max()
+            .unwrap_or_default()
+    };
+    let widths = [width(0), width(1), width(2)];
+    let mut table = String::new();
+    for [id, name, created, used] in &rows {
+        let line = format!(
+            "{id:<w0$}  {name:<w1$}  {created:<w2$}  {used}",
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2]
+        );
+        table.push_str(line.trim_end());
+        table.push('\n');
+    }
+    table
+}
+
+/// `2026-11-26 09:30:00`.
+fn utc(at: OffsetDateTime) -> String {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second()
+    )
 }

@@ -1,13 +1,14 @@
 //! The reference host's OData sets: `Users` (a directory of members, never a
 //! password hash or remember token) and `Organisations`, each scoped to the
-//! caller's organisation, with navigations both ways.
+//! caller's organisation, with navigations both ways; and the add-on's
+//! `SecurityEvents`, scoped to the caller's own events.
 
 use gatehouse::odata::{
     parse_filter, Caller, EdmType, EntitySet, Expr, Literal, Navigation, Property, Scope,
 };
 
-/// `Users` and `Organisations`.
-pub fn sets() -> [EntitySet; 2] {
+/// `Users`, `Organisations` and `SecurityEvents`.
+pub fn sets() -> [EntitySet; 3] {
     use EdmType::*;
     let users = EntitySet::new("Users", "organisation_members", "id")
         .property(Property::new("id", Int64).not_null())
@@ -37,7 +38,8 @@ pub fn sets() -> [EntitySet; 2] {
         .navigation(Navigation::to_many("members", "Users", "organisation_id"))
         .searchable(&["name"])
         .scoped(member_of("members"));
-    [users, organisations]
+    // The add-on's declaration comes scoped to the caller's own events.
+    [users, organisations, gatehouse::odata::security_events()]
 }
 
 /// Rows whose `members` collection (reached by `path`) holds the caller.

@@ -1,6 +1,8 @@
 //! The `gatehouse` command line, run as a real process against a fresh database
 //! (SQLite, or a PostgreSQL schema when `GATEHOUSE_TEST_DATABASE_URL` is set).
 
+#[path = "cli/access.rs"]
+mod access;
 mod common;
 
 use argon2::{Argon2, PasswordHash, PasswordVerifier};
@@ -437,6 +439,9 @@ const COMMANDS: &[(&[&str], Option<&str>)] = &[
         &["token", "create", "ada@example.org", "--name", "ci"],
         None,
     ),
+    (&["token", "list", "ada@example.org"], None),
+    (&["token", "revoke", "1"], None),
+    (&["user", "end-sessions", "ada@example.org"], None),
     (&["serve"], None),
 ];
 

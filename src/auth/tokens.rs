@@ -3,29 +3,102 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, TextColumn};
 use crate::domain::{sha256_hex, SecretToken};
 
 /// The owner type written to `tokenable_type`, as Sanctum does.
 const TOKENABLE_TYPE: &str = "App\\Models\\User";
 
-/// Stores a new token for `user_id` under `name`.
-pub async fn create(db: &Db, user_id: i64, name: &str, token: &SecretToken) -> Result<(), DbError> {
+/// Stores a new token for `user_id` under `name` and answers its id.
+pub async fn create(
+    db: &Db,
+    user_id: i64,
+    name: &str,
+    token: &SecretToken,
+) -> Result<i64, DbError> {
     let now = db.dialect().now_utc();
     let sql = format!(
         "INSERT INTO personal_access_tokens (tokenable_type, tokenable_id, name, token, abilities, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, {now}, {now})"
     );
-    db.execute(
-        sqlx::query(db.dialect().placeholders(&sql))
+    let name = name.to_owned();
+    let digest = token.digest();
+    db.insert_id(db.pool(), &sql, |query| {
+        query
             .bind(TOKENABLE_TYPE)
             .bind(user_id)
-            .bind(name.to_owned())
-            .bind(token.digest())
-            .bind("[\"*\"]"),
-    )
-    .await?;
-    Ok(())
+            .bind(name)
+            .bind(digest)
+            .bind("[\"*\"]")
+    })
+    .await
+}
+
+/// A stored token as an operator sees it: never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredToken {
+    /// `personal_access_tokens.id`.
+    pub id: i64,
+    /// The token's label.
+    pub name: String,
+    /// When it was issued (Unix seconds), if recorded.
+    pub created_at: Option<i64>,
+    /// When it was last presented (Unix seconds; recorded at most once a
+    /// minute), if ever.
+    pub last_used_at: Option<i64>,
+}
+
+/// The tokens of `user_id`, oldest first.
+pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<StoredToken>, DbError> {
+    let dialect = db.dialect();
+    let sql = format!(
+        "SELECT id, name, {} AS created, {} AS used FROM personal_access_tokens \
+         WHERE tokenable_type = $1 AND tokenable_id = $2 ORDER BY id",
+        dialect.epoch_of("created_at"),
+        dialect.epoch_of("last_used_at"),
+    );
+    let rows = sqlx::query(dialect.placeholders(&sql))
+        .bind(TOKENABLE_TYPE)
+        .bind(user_id)
+        .fetch_all(db.pool())
+        .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(StoredToken {
+                id: row.try_get("id")?,
+                name: row.text("name")?.unwrap_or_default(),
+                created_at: row.try_get("created")?,
+                last_used_at: row.try_get("used")?,
+            })
+        })
+        .collect()
+}
+
+/// The user token `id` acts for, if there is such a token.
+pub async fn owner(db: &Db, id: i64) -> Result<Option<i64>, DbError> {
+    let row = db
+        .fetch_optional(
+            db.query(
+                "SELECT tokenable_id FROM personal_access_tokens \
+                 WHERE id = $1 AND tokenable_type = $2",
+            )
+            .bind(id)
+            .bind(TOKENABLE_TYPE),
+        )
+        .await?;
+    row.map(|row| row.try_get("tokenable_id")).transpose()
+}
+
+/// Deletes token `id`; answers whether there was one.
+pub async fn delete(db: &Db, id: i64) -> Result<bool, DbError> {
+    let deleted = db
+        .execute(
+            db.query("DELETE FROM personal_access_tokens WHERE id = $1 AND tokenable_type = $2")
+                .bind(id)
+                .bind(TOKENABLE_TYPE),
+        )
+        .await?;
+    Ok(deleted > 0)
 }
 
 /// How often `last_used_at` is written for a token in steady use.

@@ -59,6 +59,19 @@ impl Dialect {
         }
     }
 
+    /// The UTC timestamp `placeholder` seconds after the epoch, comparable
+    /// with a timestamp column as the column is stored (so its index serves
+    /// the comparison).
+    pub fn utc_timestamp_at(self, placeholder: &str) -> String {
+        match self {
+            Self::Sqlite => format!("strftime('%Y-%m-%d %H:%M:%S', {placeholder}, 'unixepoch')"),
+            Self::Postgres => format!(
+                "(to_timestamp(CAST({placeholder} AS DOUBLE PRECISION)) AT TIME ZONE 'UTC')"
+            ),
+            Self::MySql => format!("TIMESTAMPADD(SECOND, {placeholder}, '1970-01-01')"),
+        }
+    }
+
     /// Seconds since the epoch of a UTC timestamp column, as a 64-bit integer.
     pub fn epoch_of(self, column: &str) -> String {
         match self {

@@ -63,6 +63,8 @@ pub use query::{
     BinaryOp, Expr, Function, Guid, LambdaPredicate, Literal, Path, Quantifier, UnaryOp,
 };
 pub use scope::{Caller, Scope};
+// The security activity log, ready for a host to expose.
+pub use crate::events::security_events;
 
 // The pipeline itself.
 crate::internal! {

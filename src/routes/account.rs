@@ -12,7 +12,7 @@ use super::two_factor::two_factor_error;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::mail::mailbox;
 use crate::reply::Reply;
@@ -30,6 +30,7 @@ pub async fn change_password(
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
+    from: Origin,
     client: ClientIp,
     language: Language,
     jar: &CookieJar<'_>,
@@ -43,7 +44,7 @@ pub async fn change_password(
         let Some(password) = password.filter(|_| errors.is_empty()) else {
             return Err(AuthError::Validation(errors));
         };
-        confirm_password(gh, &user, client, &input, "current_password").await?;
+        confirm_password(gh, &user, client, &from, &input, "current_password").await?;
         let hash = gh
             .hasher
             .hash(&SecretString::from(password.expose().to_owned()))
@@ -54,8 +55,7 @@ pub async fn change_password(
         store::delete_for_user(&gh.db, user.id).await?;
         // This browser stays signed in, under an id minted now.
         session.sign_in(user.id);
-        gh.events
-            .emit(AuthEvent::PasswordChanged { user_id: user.id });
+        gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, &from).await;
         send_password_changed(gh, language, &user.name, &user.email);
         if input.is_form() {
             session.set_flash(json!({"message": "password_changed"}));
@@ -66,6 +66,9 @@ pub async fn change_password(
     .await;
     Posted(answer)
 }
+
+/// How many of the latest security events the account screen shows.
+const LATEST_EVENTS: i64 = 10;
 
 /// `GET /account`: the account screen.
 #[get("/account?<notice>")]
@@ -116,7 +119,17 @@ pub async fn render(
         }
         None => ("off", Value::Null),
     };
-    let events: Vec<Value> = Vec::new();
+    let events = crate::events::latest_events(&gh.db, user.id, LATEST_EVENTS).await?;
+    let events: Vec<Value> = events
+        .into_iter()
+        .map(|e| {
+            let label = gh
+                .screens
+                .text(language, &format!("account-event-{}", e.event));
+            json!({"occurred_at": e.occurred_at, "event": e.event, "label": label,
+                   "ip_address": e.ip_address})
+        })
+        .collect();
     view.extra.extend([
         ("sessions", sessions["value"].clone()),
         ("two_factor", json!(state)),

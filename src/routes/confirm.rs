@@ -9,7 +9,7 @@ use crate::auth::{users, Begun};
 use crate::body::Input;
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::security::ClientIp;
 use crate::session::{remember, remember_cookie_name, AuthUser};
 use crate::state::GatehouseState;
@@ -21,6 +21,7 @@ pub async fn confirm_password(
     gh: &GatehouseState,
     user: &AuthUser,
     client: ClientIp,
+    from: &Origin,
     input: &Input,
     field: &'static str,
 ) -> Result<(), AuthError> {
@@ -55,9 +56,11 @@ pub async fn confirm_password(
     if stored.is_none() || !verification.matches {
         check.failed().await?;
         throttles.login_ip.record(&ip_key).await?;
-        gh.events.emit(AuthEvent::Failed {
+        let failed = AuthEvent::Failed {
             email: user.email.clone(),
-        });
+            user_id: Some(user.id),
+        };
+        gh.events.emit(failed, from).await;
         let mut errors = FieldErrors::new();
         errors.add(field, "current_password");
         return Err(AuthError::Validation(errors));

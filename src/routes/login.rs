@@ -14,7 +14,7 @@ use crate::auth::Begun;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{remember, AuthUser, Guest, Session};
@@ -59,6 +59,7 @@ pub async fn login(
     _guest: Guest,
     session: Session,
     client: ClientIp,
+    from: Origin,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
@@ -84,10 +85,16 @@ pub async fn login(
             Begun::Check(check) => check,
             Begun::Refused { retry_after, first } => {
                 if first {
-                    gh.events.emit(AuthEvent::Lockout {
+                    // Once per window: the lookup costs no more than a sign-in's.
+                    let user_id = users::find_by_email(&gh.db, &credentials.email)
+                        .await?
+                        .map(|u| u.id);
+                    let lockout = AuthEvent::Lockout {
                         email: credentials.email.to_string(),
                         ip,
-                    });
+                        user_id,
+                    };
+                    gh.events.emit(lockout, &from).await;
                 }
                 return Err(AuthError::Throttled { retry_after });
             }
@@ -101,12 +108,15 @@ pub async fn login(
                 user.as_ref().map(|u| u.password_hash.as_str()),
             )
             .await;
+        let user_id = user.as_ref().map(|u| u.id);
         let Some(user) = user.filter(|_| verification.matches) else {
             check.failed().await?;
             throttles.login_ip.record(&ip_key).await?;
-            gh.events.emit(AuthEvent::Failed {
+            let failed = AuthEvent::Failed {
                 email: credentials.email.to_string(),
-            });
+                user_id,
+            };
+            gh.events.emit(failed, &from).await;
             return Err(AuthError::Credentials);
         };
         check.succeeded().await?;
@@ -127,7 +137,7 @@ pub async fn login(
             }
             return Ok(Reply::json(json!({"message": "two_factor_required"})));
         }
-        finish(gh, &session, jar, user, credentials.remember, input.is_form()).await
+        finish(gh, &session, jar, &from, user, credentials.remember, input.is_form()).await
     }
     .await;
     Posted(answer)
@@ -140,6 +150,7 @@ pub async fn finish(
     gh: &GatehouseState,
     session: &Session,
     jar: &CookieJar<'_>,
+    from: &Origin,
     user: UserRecord,
     remember_me: bool,
     is_form: bool,
@@ -149,10 +160,11 @@ pub async fn finish(
         let token = users::ensure_remember_token(&gh.db, user.id).await?;
         remember(jar, gh, user.id, &token);
     }
-    gh.events.emit(AuthEvent::Login {
+    let login = AuthEvent::Login {
         user_id: user.id,
         remember: remember_me,
-    });
+    };
+    gh.events.emit(login, from).await;
     let auth_user = AuthUser {
         id: user.id,
         name: user.name,

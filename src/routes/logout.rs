@@ -6,7 +6,7 @@ use rocket::{post, State};
 
 use crate::auth::users;
 use crate::error::AuthError;
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::security::SameOrigin;
 use crate::session::{forget_remembered, Session};
 use crate::state::GatehouseState;
@@ -18,12 +18,13 @@ use crate::state::GatehouseState;
 pub async fn logout(
     _origin: SameOrigin,
     session: Session,
+    from: Origin,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
 ) -> Result<Redirect, AuthError> {
     if let Some(user_id) = session.user_id() {
         users::rotate_remember_token(&gh.db, user_id).await?;
-        gh.events.emit(AuthEvent::Logout { user_id });
+        gh.events.emit(AuthEvent::Logout { user_id }, &from).await;
     }
     session.destroy();
     forget_remembered(jar, gh);

@@ -14,7 +14,7 @@ use crate::body::{BodyError, Input};
 use crate::config::AuthSettings;
 use crate::domain::{Email, Password};
 use crate::error::{AuthError, FieldErrors};
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::Screen;
@@ -76,11 +76,12 @@ pub async fn reset_password(
     _guest: Guest,
     session: Session,
     language: Language,
+    from: Origin,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Reply, AuthError> {
     let input = body?;
-    match reset(&input, gh, language).await {
+    match reset(&input, gh, language, &from).await {
         Ok(()) if input.is_form() => {
             session.set_flash(json!({"message": "reset_success"}));
             Ok(Reply::screen(Screen::Login.path()))
@@ -109,7 +110,12 @@ pub fn set_password_path(token: &str, email: &str) -> String {
     )
 }
 
-async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result<(), AuthError> {
+async fn reset(
+    input: &Input,
+    gh: &GatehouseState,
+    language: Language,
+    from: &Origin,
+) -> Result<(), AuthError> {
     let form = ResetForm::from_input(input, &gh.settings.auth)?;
     let lifetime = gh.settings.auth.reset_token_minutes;
     let Some(user) = users::find_by_email(&gh.db, &form.email).await? else {
@@ -129,7 +135,8 @@ async fn reset(input: &Input, gh: &GatehouseState, language: Language) -> Result
     users::rotate_remember_token(&gh.db, user.id).await?;
     store::delete_for_user(&gh.db, user.id).await?;
     gh.events
-        .emit(AuthEvent::PasswordReset { user_id: user.id });
+        .emit(AuthEvent::PasswordReset { user_id: user.id }, from)
+        .await;
     send_password_changed(gh, language, &user.name, &user.email);
     Ok(())
 }

@@ -11,7 +11,7 @@ use super::confirm::{confirm_password, rotate_remember};
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
 use crate::error::AuthError;
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
 use crate::security::{ClientIp, SameOrigin};
@@ -64,6 +64,7 @@ pub async fn end(
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
+    from: Origin,
     content_type: Option<&ContentType>,
     gh: &State<GatehouseState>,
     id: &str,
@@ -81,7 +82,7 @@ pub async fn end(
     gh.events.emit(AuthEvent::SessionEnded {
         user_id: user.id,
         ended: 1,
-    });
+    }, &from).await;
     if is_form {
         session.set_flash(json!({"message": "session_ended"}));
         let back = rocket::response::Redirect::to(Screen::Account.path());
@@ -99,6 +100,7 @@ pub async fn end_others(
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
+    from: Origin,
     client: ClientIp,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
@@ -106,14 +108,14 @@ pub async fn end_others(
 ) -> Posted<Reply> {
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &input, "password").await?;
+        confirm_password(gh, &user, client, &from, &input, "password").await?;
         let keep = session.stored_id().unwrap_or_default();
         let ended = store::delete_others(&gh.db, user.id, &keep).await?;
         rotate_remember(gh, jar, user.id).await?;
         gh.events.emit(AuthEvent::SessionEnded {
             user_id: user.id,
             ended,
-        });
+        }, &from).await;
         let body = json!({"message": "other_sessions_ended", "ended": ended});
         if input.is_form() {
             session.set_flash(body);

@@ -16,7 +16,7 @@ use crate::auth::two_factor::{RecoveryCodes, TwoFactorError};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
-use crate::events::AuthEvent;
+use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen, View};
@@ -110,13 +110,14 @@ pub async fn enable(
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
+    from: Origin,
     client: ClientIp,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &input, "password").await?;
+        confirm_password(gh, &user, client, &from, &input, "password").await?;
         let enrolment = gh
             .two_factor
             .enrol(user.id, &user.email)
@@ -153,6 +154,7 @@ pub async fn confirm(
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
+    from: Origin,
     language: Language,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
@@ -165,8 +167,7 @@ pub async fn confirm(
             .confirm(user.id, &code)
             .await
             .map_err(two_factor_error)?;
-        gh.events
-            .emit(AuthEvent::TwoFactorEnabled { user_id: user.id });
+        gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, &from).await;
         shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
     }
     .await;
@@ -181,6 +182,7 @@ pub async fn recovery_codes(
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
+    from: Origin,
     client: ClientIp,
     language: Language,
     gh: &State<GatehouseState>,
@@ -188,7 +190,7 @@ pub async fn recovery_codes(
 ) -> Posted<Shown> {
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &input, "password").await?;
+        confirm_password(gh, &user, client, &from, &input, "password").await?;
         let codes = gh
             .two_factor
             .new_recovery_codes(user.id)
@@ -232,19 +234,19 @@ pub async fn disable(
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
+    from: Origin,
     client: ClientIp,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &input, "password").await?;
+        confirm_password(gh, &user, client, &from, &input, "password").await?;
         gh.two_factor
             .disable(user.id)
             .await
             .map_err(two_factor_error)?;
-        gh.events
-            .emit(AuthEvent::TwoFactorDisabled { user_id: user.id });
+        gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, &from).await;
         let body = json!({"message": "two_factor_disabled"});
         if input.is_form() {
             session.set_flash(body);
@@ -286,6 +288,7 @@ pub async fn challenge(
     _origin: SameOrigin,
     _guest: Guest,
     session: Session,
+    from: Origin,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
@@ -320,7 +323,7 @@ pub async fn challenge(
                 throttle.record(&key).await?;
                 gh.events.emit(AuthEvent::TwoFactorFailed {
                     user_id: pending.user_id,
-                });
+                }, &from).await;
                 if let Some(retry_after) = throttle.exhausted(&key).await? {
                     pending::end(&session);
                     return Err(AuthError::Throttled { retry_after });
@@ -333,12 +336,12 @@ pub async fn challenge(
         if recovery.is_some() {
             gh.events.emit(AuthEvent::RecoveryCodeUsed {
                 user_id: pending.user_id,
-            });
+            }, &from).await;
         }
         let user = users::find_by_id(&gh.db, pending.user_id)
             .await?
             .ok_or(AuthError::Unauthenticated)?;
-        finish(gh, &session, jar, user, pending.remember, input.is_form()).await
+        finish(gh, &session, jar, &from, user, pending.remember, input.is_form()).await
     }
     .await;
     Posted(answer)

@@ -140,6 +140,11 @@ impl Screens {
         })
     }
 
+    /// The Fluent message `id` in `language`, without arguments.
+    pub fn text(&self, language: Language, id: &str) -> String {
+        self.catalog.text(language, id, &[])
+    }
+
     /// The server message `code` in `language`, with its arguments filled in.
     pub fn message(&self, language: Language, code: &str, flash: Option<&Value>) -> String {
         let seconds = flash

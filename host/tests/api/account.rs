@@ -290,6 +290,13 @@ async fn ending_all_other_sessions_asks_for_the_password_and_rotates_the_remembe
     assert!(!still_signed_in(&phone, &second).await);
     assert!(app.is_signed_in().await);
     assert_ne!(app.remember_token(user_id).await, remember_before);
+    let names = app.event_names(user_id).await;
+    assert_eq!(
+        names.iter().filter(|n| *n == "failed").count(),
+        1,
+        "{names:?}"
+    );
+    assert_eq!(names.last().map(String::as_str), Some("session_ended"));
 }
 
 #[rocket::async_test]

@@ -180,14 +180,16 @@ async fn listener_receives_login_failed_lockout_and_logout_events() {
     assert_eq!(
         events[0],
         AuthEvent::Failed {
-            email: "ada@example.org".into()
+            email: "ada@example.org".into(),
+            user_id: Some(user_id),
         }
     );
     assert_eq!(
         events[5],
         AuthEvent::Lockout {
             email: "ada@example.org".into(),
-            ip: "1.2.3.4".into()
+            ip: "1.2.3.4".into(),
+            user_id: Some(user_id),
         }
     );
     assert_eq!(

@@ -133,3 +133,21 @@ impl TestApp {
         row.try_get("v").expect("column")
     }
 }
+
+impl TestApp {
+    /// The stored security events of `user_id`, oldest first, by name.
+    pub async fn event_names(&self, user_id: i64) -> Vec<String> {
+        let rows = self
+            .db
+            .fetch_all(
+                self.db
+                    .query("SELECT event FROM gatehouse_security_events WHERE user_id = $1 ORDER BY id")
+                    .bind(user_id),
+            )
+            .await
+            .expect("security events");
+        rows.iter()
+            .map(|row| row.text("event").ok().flatten().unwrap_or_default())
+            .collect()
+    }
+}

@@ -33,6 +33,7 @@ mod reset;
 mod reset_durability;
 mod reset_mail;
 mod screens;
+mod security_events;
 mod sessions;
 mod sign_in_capacity;
 mod throttle;

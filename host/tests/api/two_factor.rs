@@ -69,6 +69,21 @@ async fn challenge(app: &TestApp, body: Value) -> (Status, Value) {
     (status, json(response).await)
 }
 
+/// Ada's `users.id`.
+async fn ada(app: &TestApp) -> i64 {
+    let row = app
+        .db
+        .fetch_optional(
+            app.db
+                .query("SELECT id FROM users WHERE email = $1")
+                .bind(EMAIL),
+        )
+        .await
+        .expect("query")
+        .expect("Ada");
+    sqlx::Row::try_get(&row, "id").expect("id")
+}
+
 fn wrong_code() -> Value {
     json!({"message": "two_factor_failed", "errors": {"code": ["two_factor_failed"]}})
 }
@@ -190,6 +205,15 @@ async fn a_recovery_code_signs_in_once_and_a_new_set_voids_the_old() {
     assert_eq!((status, body), (Status::UnprocessableEntity, wrong_code()));
     let (status, _) = challenge(&app, json!({"recovery_code": codes[1].to_uppercase()})).await;
     assert_eq!(status, Status::Ok, "codes are read without regard to case");
+    let names = app.event_names(ada(&app).await).await;
+    assert_eq!(
+        names.iter().filter(|n| *n == "recovery_code_used").count(),
+        2
+    );
+    assert_eq!(
+        names.iter().filter(|n| *n == "two_factor_failed").count(),
+        1
+    );
 
     let renewed = app
         .post_json(
@@ -262,6 +286,13 @@ async fn turning_it_off_takes_the_password_and_signing_in_needs_only_that_again(
     assert_eq!(json(off).await, json!({"message": "two_factor_disabled"}));
     assert_eq!(app.count("gatehouse_two_factor").await, 0);
     assert_eq!(app.count("gatehouse_recovery_codes").await, 0);
+    let names = app.event_names(ada(&app).await).await;
+    let two_factor: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.starts_with("two_factor"))
+        .collect();
+    assert_eq!(two_factor, ["two_factor_enabled", "two_factor_disabled"]);
 
     assert_eq!(app.logout().await, Status::SeeOther);
     let response = app

@@ -31,6 +31,7 @@ pub const TABLES: &[&str] = &[
     "personal_access_tokens",
     "organisations",
     "organisation_user",
+    "gatehouse_security_events",
 ];
 
 /// The `gatehouse` binary with a clean, fixed configuration on `db`: the

@@ -1,0 +1,328 @@
+//! Authentication events: stored as the security activity log
+//! (`gatehouse_security_events`), delivered to host listeners and logged.
+//!
+//! ```
+//! use gatehouse::{AuthEvent, AuthEventListener};
+//! struct Audit;
+//! impl AuthEventListener for Audit {
+//!     fn on_event(&self, event: &AuthEvent) {
+//!         println!("{} ({})", event.name(), event.code());
+//!     }
+//! }
+//! ```
+
+mod origin;
+mod set;
+mod store;
+
+use std::sync::Arc;
+
+pub use origin::Origin;
+pub use set::security_events;
+pub use store::{latest as latest_events, sweep, StoredEvent};
+
+use crate::db::Db;
+
+/// Something that happened to an account.
+///
+/// New kinds of events may be added: match with a wildcard arm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AuthEvent {
+    /// A user signed in.
+    Login {
+        /// `users.id`.
+        user_id: i64,
+        /// Whether a remember-me cookie was issued.
+        remember: bool,
+    },
+    /// A sign-in attempt failed (wrong email or password).
+    Failed {
+        /// The address that was tried.
+        email: String,
+        /// The account with that address, if there is one.
+        user_id: Option<i64>,
+    },
+    /// An address + client IP crossed the attempt limit.
+    Lockout {
+        /// The address that was tried.
+        email: String,
+        /// The client address.
+        ip: String,
+        /// The account with that address, if there is one.
+        user_id: Option<i64>,
+    },
+    /// A user signed out.
+    Logout {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A user's password was replaced through the reset flow.
+    PasswordReset {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A user's password was changed (by the user, or by an operator).
+    PasswordChanged {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// Two-factor sign-in was turned on.
+    TwoFactorEnabled {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// Two-factor sign-in was turned off.
+    TwoFactorDisabled {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A wrong two-factor code was entered.
+    TwoFactorFailed {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A recovery code completed a sign-in.
+    RecoveryCodeUsed {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// Sessions of a user were ended from elsewhere (another session, or
+    /// an operator).
+    SessionEnded {
+        /// `users.id`.
+        user_id: i64,
+        /// How many sessions ended.
+        ended: u64,
+    },
+    /// A personal access token was issued.
+    TokenCreated {
+        /// `users.id` of the account the token acts for.
+        user_id: i64,
+        /// `personal_access_tokens.id`.
+        token_id: i64,
+        /// The token's label.
+        name: String,
+    },
+    /// A personal access token was revoked.
+    TokenRevoked {
+        /// `users.id` of the account the token acted for.
+        user_id: i64,
+        /// `personal_access_tokens.id`.
+        token_id: i64,
+    },
+}
+
+/// The longest token label kept in an event's detail.
+const MAX_DETAIL_NAME_CHARS: usize = 64;
+
+impl AuthEvent {
+    /// Short name of the event kind (`Login`, `PasswordChanged`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Login { .. } => "Login",
+            Self::Failed { .. } => "Failed",
+            Self::Lockout { .. } => "Lockout",
+            Self::Logout { .. } => "Logout",
+            Self::PasswordReset { .. } => "PasswordReset",
+            Self::PasswordChanged { .. } => "PasswordChanged",
+            Self::TwoFactorEnabled { .. } => "TwoFactorEnabled",
+            Self::TwoFactorDisabled { .. } => "TwoFactorDisabled",
+            Self::TwoFactorFailed { .. } => "TwoFactorFailed",
+            Self::RecoveryCodeUsed { .. } => "RecoveryCodeUsed",
+            Self::SessionEnded { .. } => "SessionEnded",
+            Self::TokenCreated { .. } => "TokenCreated",
+            Self::TokenRevoked { .. } => "TokenRevoked",
+        }
+    }
+
+    /// The event as stored in `gatehouse_security_events.event` and read
+    /// from the `SecurityEvents` set: `login`, `failed`, `lockout`,
+    /// `logout`, `password_reset`, `password_changed`,
+    /// `two_factor_enabled`, `two_factor_disabled`, `two_factor_failed`,
+    /// `recovery_code_used`, `session_ended`, `token_created`,
+    /// `token_revoked`.
+    ///
+    /// ```
+    /// use gatehouse::AuthEvent;
+    /// let event = AuthEvent::Logout { user_id: 7 };
+    /// assert_eq!(event.code(), "logout");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Login { .. } => "login",
+            Self::Failed { .. } => "failed",
+            Self::Lockout { .. } => "lockout",
+            Self::Logout { .. } => "logout",
+            Self::PasswordReset { .. } => "password_reset",
+            Self::PasswordChanged { .. } => "password_changed",
+            Self::TwoFactorEnabled { .. } => "two_factor_enabled",
+            Self::TwoFactorDisabled { .. } => "two_factor_disabled",
+            Self::TwoFactorFailed { .. } => "two_factor_failed",
+            Self::RecoveryCodeUsed { .. } => "recovery_code_used",
+            Self::SessionEnded { .. } => "session_ended",
+            Self::TokenCreated { .. } => "token_created",
+            Self::TokenRevoked { .. } => "token_revoked",
+        }
+    }
+
+    /// The account the event concerns, when known.
+    pub fn user_id(&self) -> Option<i64> {
+        match self {
+            Self::Failed { user_id, .. } | Self::Lockout { user_id, .. } => *user_id,
+            Self::Login { user_id, .. }
+            | Self::Logout { user_id }
+            | Self::PasswordReset { user_id }
+            | Self::PasswordChanged { user_id }
+            | Self::TwoFactorEnabled { user_id }
+            | Self::TwoFactorDisabled { user_id }
+            | Self::TwoFactorFailed { user_id }
+            | Self::RecoveryCodeUsed { user_id }
+            | Self::SessionEnded { user_id, .. }
+            | Self::TokenCreated { user_id, .. }
+            | Self::TokenRevoked { user_id, .. } => Some(*user_id),
+        }
+    }
+
+    /// What the stored row says beyond kind and account: never a password,
+    /// a token or the address that was tried.
+    fn detail(&self) -> Option<String> {
+        match self {
+            Self::Login { remember: true, .. } => Some("remember".to_owned()),
+            Self::SessionEnded { ended, .. } => Some(format!("{ended} ended")),
+            Self::TokenCreated { token_id, name, .. } => {
+                let name: String = name.chars().take(MAX_DETAIL_NAME_CHARS).collect();
+                Some(format!("token {token_id} \"{name}\""))
+            }
+            Self::TokenRevoked { token_id, .. } => Some(format!("token {token_id}")),
+            _ => None,
+        }
+    }
+
+    fn log(&self) {
+        let name = self.name();
+        match self {
+            Self::Login { user_id, remember } => {
+                tracing::info!(event = name, user_id, remember, "user signed in")
+            }
+            Self::Failed { .. } => tracing::info!(event = name, "sign-in failed"),
+            Self::Lockout { ip, .. } => {
+                tracing::warn!(event = name, ip = %ip, "sign-in attempts throttled")
+            }
+            Self::Logout { user_id } => tracing::info!(event = name, user_id, "user signed out"),
+            Self::PasswordReset { user_id } => {
+                tracing::info!(event = name, user_id, "password reset")
+            }
+            Self::PasswordChanged { user_id } => {
+                tracing::info!(event = name, user_id, "password changed")
+            }
+            Self::TwoFactorEnabled { user_id } => {
+                tracing::info!(event = name, user_id, "two-factor sign-in enabled")
+            }
+            Self::TwoFactorDisabled { user_id } => {
+                tracing::info!(event = name, user_id, "two-factor sign-in disabled")
+            }
+            Self::TwoFactorFailed { user_id } => {
+                tracing::info!(event = name, user_id, "two-factor code refused")
+            }
+            Self::RecoveryCodeUsed { user_id } => {
+                tracing::info!(event = name, user_id, "recovery code used")
+            }
+            Self::SessionEnded { user_id, ended } => {
+                tracing::info!(event = name, user_id, ended, "sessions ended")
+            }
+            Self::TokenCreated {
+                user_id, token_id, ..
+            } => tracing::info!(event = name, user_id, token_id, "API token created"),
+            Self::TokenRevoked { user_id, token_id } => {
+                tracing::info!(event = name, user_id, token_id, "API token revoked")
+            }
+        }
+    }
+}
+
+/// A host's hook into authentication events. Called on the request path: keep
+/// it quick, hand slow work to a task.
+pub trait AuthEventListener: Send + Sync + 'static {
+    /// Receives one event.
+    fn on_event(&self, event: &AuthEvent);
+}
+
+/// Where events go: the security activity log (once a database is bound)
+/// and the listeners bound by the host.
+#[derive(Clone, Default)]
+pub struct Events {
+    listeners: Vec<Arc<dyn AuthEventListener>>,
+    store: Option<Db>,
+}
+
+impl Events {
+    /// Adds a listener.
+    pub fn push(&mut self, listener: Arc<dyn AuthEventListener>) {
+        self.listeners.push(listener);
+    }
+
+    /// These events, also stored in `db`'s `gatehouse_security_events`.
+    pub fn stored_in(mut self, db: Db) -> Self {
+        self.store = Some(db);
+        self
+    }
+
+    /// Logs `event`, stores it with `origin` and hands it to every
+    /// listener. A failed insert is logged and never fails the caller.
+    ///
+    /// ```ignore
+    /// gh.events.emit(AuthEvent::PasswordChanged { user_id }, &origin).await;
+    /// ```
+    pub async fn emit(&self, event: AuthEvent, origin: &Origin) {
+        event.log();
+        if let Some(db) = &self.store {
+            if let Err(e) = store::insert(db, &event, origin).await {
+                tracing::warn!(event = event.name(), error = %e, "security event not stored");
+            }
+        }
+        for listener in &self.listeners {
+            listener.on_event(&event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn details_hold_no_secret_and_name_what_changed() {
+        let failed = AuthEvent::Failed {
+            email: "ada@example.org".into(),
+            user_id: Some(1),
+        };
+        assert_eq!(failed.detail(), None, "the address tried is not stored");
+        let lockout = AuthEvent::Lockout {
+            email: "ada@example.org".into(),
+            ip: "1.2.3.4".into(),
+            user_id: None,
+        };
+        assert_eq!(lockout.detail(), None);
+        assert_eq!(lockout.user_id(), None);
+        let login = AuthEvent::Login {
+            user_id: 3,
+            remember: true,
+        };
+        assert_eq!(login.detail().as_deref(), Some("remember"));
+        let ended = AuthEvent::SessionEnded {
+            user_id: 3,
+            ended: 2,
+        };
+        assert_eq!(ended.detail().as_deref(), Some("2 ended"));
+        let created = AuthEvent::TokenCreated {
+            user_id: 3,
+            token_id: 9,
+            name: "x".repeat(100),
+        };
+        assert_eq!(
+            created.detail(),
+            Some(format!("token 9 \"{}\"", "x".repeat(MAX_DETAIL_NAME_CHARS)))
+        );
+    }
+}
