@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 pub use origin::Origin;
 pub use set::security_events;
-pub use store::{latest as latest_events, sweep, StoredEvent};
+pub use store::{latest as latest_events, sweep};
 
 use crate::db::Db;
 
