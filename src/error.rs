@@ -13,6 +13,8 @@ use rocket::response::{self, Responder};
 use rocket::serde::json::Json;
 use serde_json::{json, Value};
 
+use crate::auth::two_factor::TwoFactorError;
+
 use crate::security::loggable;
 
 /// Seconds a client is asked to wait while the database cannot be reached.
@@ -186,6 +188,19 @@ impl AuthError {
             Self::Database(_) | Self::Internal(_) | Self::Unavailable => {
                 json!({"message": "server_error"})
             }
+        }
+    }
+}
+
+impl From<TwoFactorError> for AuthError {
+    /// What a route answers when the two-factor store refused.
+    fn from(error: TwoFactorError) -> Self {
+        match error {
+            TwoFactorError::WrongCode => Self::TwoFactorFailed,
+            TwoFactorError::NotEnrolled => Self::TwoFactorState("two_factor_not_enabled"),
+            TwoFactorError::AlreadyEnabled => Self::TwoFactorState("two_factor_already_enabled"),
+            TwoFactorError::Database(e) => Self::Database(e),
+            other => Self::Internal(other.to_string()),
         }
     }
 }

@@ -12,13 +12,11 @@
 //! ```
 
 mod origin;
-mod set;
 mod store;
 
 use std::sync::Arc;
 
 pub use origin::Origin;
-pub use set::security_events;
 pub use store::{latest as latest_events, sweep};
 
 use crate::db::Db;

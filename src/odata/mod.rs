@@ -41,6 +41,7 @@ mod query;
 mod resolve;
 mod scope;
 mod search;
+mod security_events;
 mod service;
 mod sql;
 mod sql_expr;
@@ -64,7 +65,7 @@ pub use query::{
 };
 pub use scope::{Caller, Scope};
 // The security activity log, ready for a host to expose.
-pub use crate::events::security_events;
+pub use security_events::security_events;
 
 // The pipeline itself.
 crate::internal! {

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 
 use super::confirm::{confirm_password, rotate_remember};
 use super::sessions::listing;
-use super::two_factor::two_factor_error;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
@@ -103,18 +102,18 @@ pub async fn render(
         .two_factor
         .pending(user.id, &user.email)
         .await
-        .map_err(two_factor_error)?
+        ?
     {
         Some(enrolment) => (
             "pending",
             json!({"secret": enrolment.secret_base32(), "qr_svg": enrolment.qr_svg()}),
         ),
-        None if gh.two_factor.is_enabled(user.id).await.map_err(two_factor_error)? => {
+        None if gh.two_factor.is_enabled(user.id).await? => {
             let left = gh
                 .two_factor
                 .remaining_recovery_codes(user.id)
                 .await
-                .map_err(two_factor_error)?;
+                ?;
             ("on", json!({"recovery_codes_left": left}))
         }
         None => ("off", Value::Null),

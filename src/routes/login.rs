@@ -8,7 +8,7 @@ use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
-use super::two_factor::{pending, two_factor_error};
+use super::pending;
 use crate::auth::users::{self, UserRecord};
 use crate::auth::Begun;
 use crate::body::{BodyError, Input};
@@ -129,7 +129,7 @@ pub async fn login(
             users::set_password_hash(&gh.db, user.id, &rehashed).await?;
         }
         drop(place);
-        if gh.two_factor.is_enabled(user.id).await.map_err(two_factor_error)? {
+        if gh.two_factor.is_enabled(user.id).await? {
             // Not signed in yet: the second factor completes it.
             pending::begin(&session, user.id, credentials.remember);
             if input.is_form() {

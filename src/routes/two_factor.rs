@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use super::account;
 use super::confirm::confirm_password;
 use super::login::finish;
-use crate::auth::two_factor::{RecoveryCodes, TwoFactorError};
+use super::pending;
+use crate::auth::two_factor::RecoveryCodes;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
@@ -23,69 +24,6 @@ use crate::screens::{Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{AuthUser, Guest, Session};
 use crate::state::GatehouseState;
-
-/// The sign-in that waits for its second factor, kept in the session.
-pub mod pending {
-    use serde_json::json;
-
-    use crate::clock::unix_now;
-    use crate::session::Session;
-
-    const KEY: &str = "two_factor.pending";
-
-    /// How long a pending sign-in waits for its code.
-    pub const LIFETIME_SECONDS: i64 = 5 * 60;
-
-    /// A password was right; the user's second factor is still to come.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Pending {
-        /// `users.id`.
-        pub user_id: i64,
-        /// Whether the sign-in asked to be remembered.
-        pub remember: bool,
-    }
-
-    /// Keeps a pending sign-in of `user_id` in `session`.
-    pub fn begin(session: &Session, user_id: i64, remember: bool) {
-        let until = unix_now() + LIFETIME_SECONDS;
-        session.insert(
-            KEY,
-            json!({"user_id": user_id, "remember": remember, "until": until}),
-        );
-    }
-
-    /// The pending sign-in of `session`, if one is there and not expired
-    /// (an expired one is dropped).
-    pub fn of(session: &Session) -> Option<Pending> {
-        let value = session.get(KEY)?;
-        let until = value["until"].as_i64().unwrap_or_default();
-        let found = value["user_id"].as_i64().map(|user_id| Pending {
-            user_id,
-            remember: value["remember"].as_bool().unwrap_or_default(),
-        });
-        if until <= unix_now() || found.is_none() {
-            session.remove(KEY);
-            return None;
-        }
-        found
-    }
-
-    /// Drops the pending sign-in.
-    pub fn end(session: &Session) {
-        session.remove(KEY);
-    }
-}
-
-/// How the routes answer what the two-factor store refused.
-pub fn two_factor_error(error: TwoFactorError) -> AuthError {
-    match error {
-        TwoFactorError::WrongCode => AuthError::TwoFactorFailed,
-        TwoFactorError::NotEnrolled => AuthError::TwoFactorState("two_factor_not_enabled"),
-        TwoFactorError::AlreadyEnabled => AuthError::TwoFactorState("two_factor_already_enabled"),
-        TwoFactorError::Database(e) => AuthError::Database(e),
-        other => AuthError::Internal(other.to_string()),
-    }
-}
 
 /// A JSON or redirect answer, or a page rendered in place (what must never
 /// wait in the session: recovery codes).
@@ -122,7 +60,7 @@ pub async fn enable(
             .two_factor
             .enrol(user.id, &user.email)
             .await
-            .map_err(two_factor_error)?;
+            ?;
         if input.is_form() {
             session.set_flash(json!({"message": "two_factor_pending"}));
             return Ok(Reply::screen(Screen::Account.path()));
@@ -166,7 +104,7 @@ pub async fn confirm(
             .two_factor
             .confirm(user.id, &code)
             .await
-            .map_err(two_factor_error)?;
+            ?;
         gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, &from).await;
         shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
     }
@@ -195,7 +133,7 @@ pub async fn recovery_codes(
             .two_factor
             .new_recovery_codes(user.id)
             .await
-            .map_err(two_factor_error)?;
+            ?;
         shown_codes(gh, &user, &session, language, &input, "recovery_codes_renewed", &codes).await
     }
     .await;
@@ -245,7 +183,7 @@ pub async fn disable(
         gh.two_factor
             .disable(user.id)
             .await
-            .map_err(two_factor_error)?;
+            ?;
         gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, &from).await;
         let body = json!({"message": "two_factor_disabled"});
         if input.is_form() {
@@ -318,7 +256,7 @@ pub async fn challenge(
             }
         };
         if let Err(error) = checked {
-            let error = two_factor_error(error);
+            let error = AuthError::from(error);
             if matches!(error, AuthError::TwoFactorFailed) {
                 throttle.record(&key).await?;
                 gh.events.emit(AuthEvent::TwoFactorFailed {

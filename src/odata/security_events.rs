@@ -1,6 +1,6 @@
 //! The security activity log as an OData entity set a host may expose.
 
-use crate::odata::{parse_filter, Caller, EdmType, EntitySet, Expr, Literal, Property, Scope};
+use super::{parse_filter, Caller, EdmType, EntitySet, Expr, Literal, Property, Scope};
 
 /// `SecurityEvents`, over `gatehouse_security_events`: `id` (key),
 /// `occurred_at` (UTC), `event` (see [`AuthEvent::code`]), `user_id`,

@@ -1,0 +1,51 @@
+//! The sign-in that waits for its second factor, kept in the session for
+//! five minutes: not signed in, no intent yet.
+
+use serde_json::json;
+
+use crate::clock::unix_now;
+use crate::session::Session;
+
+const KEY: &str = "two_factor.pending";
+
+/// How long a pending sign-in waits for its code.
+pub const LIFETIME_SECONDS: i64 = 5 * 60;
+
+/// A password was right; the user's second factor is still to come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pending {
+    /// `users.id`.
+    pub user_id: i64,
+    /// Whether the sign-in asked to be remembered.
+    pub remember: bool,
+}
+
+/// Keeps a pending sign-in of `user_id` in `session`.
+pub fn begin(session: &Session, user_id: i64, remember: bool) {
+    let until = unix_now() + LIFETIME_SECONDS;
+    session.insert(
+        KEY,
+        json!({"user_id": user_id, "remember": remember, "until": until}),
+    );
+}
+
+/// The pending sign-in of `session`, if one is there and not expired
+/// (an expired one is dropped).
+pub fn of(session: &Session) -> Option<Pending> {
+    let value = session.get(KEY)?;
+    let until = value["until"].as_i64().unwrap_or_default();
+    let found = value["user_id"].as_i64().map(|user_id| Pending {
+        user_id,
+        remember: value["remember"].as_bool().unwrap_or_default(),
+    });
+    if until <= unix_now() || found.is_none() {
+        session.remove(KEY);
+        return None;
+    }
+    found
+}
+
+/// Drops the pending sign-in.
+pub fn end(session: &Session) {
+    session.remove(KEY);
+}
