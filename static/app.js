@@ -109,6 +109,11 @@
       case "two-factor-enable": return reloadAccount("two_factor_pending");
       case "two-factor-disable": return reloadAccount("two_factor_disabled");
       case "two-factor-confirm":
+        // Two-factor sign-in is on: the key and QR code are no longer needed.
+        document.querySelectorAll("[data-enrolment]").forEach(function (old) { old.remove(); });
+        document.querySelectorAll("[data-recovery-codes-intro]").forEach(function (p) { p.hidden = false; });
+        show("success", text(data.message));
+        return showCodes(data.recovery_codes);
       case "recovery-codes":
         form.reset();
         show("success", text(data.message));

@@ -22,13 +22,15 @@ pub fn home() -> RawHtml<String> {
     )
 }
 
-/// `/dashboard`: who is signed in, and a sign-out button.
+/// `/dashboard`: who is signed in, a link to their account screen (password,
+/// two-factor sign-in, sessions) and a sign-out button.
 #[get("/dashboard")]
 pub fn dashboard(user: AuthUser) -> RawHtml<String> {
     page(
         "Dashboard",
         &format!(
             "<p>Signed in as <strong id=\"user-name\">{}</strong> (<span id=\"user-email\">{}</span>).</p>\
+             <p><a href=\"/account\">Your account</a></p>\
              <form method=\"post\" action=\"/logout\"><button type=\"submit\">Sign out</button></form>",
             encode_text(&user.name),
             encode_text(&user.email)

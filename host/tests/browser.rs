@@ -6,7 +6,13 @@
 //! (the screens' script makes JSON calls). Tests find elements by the screens'
 //! DOM contract only: forms post to `/auth/...`, inputs have `id` = `name` =
 //! the field name, the form-level message is `#form-message`, a field's error
-//! `#<field>-error`, the logo `img.logo`.
+//! `#<field>-error`, the logo `img.logo`. On the account screen, where several
+//! forms share field names, a field's `id` is its form's prefix and its name
+//! (`change-current_password`, `enable-password`, `confirm-code`,
+//! `others-password`, …), its error `#<id>-error` with
+//! `data-error-for="<field>"`; the QR code is `.qr svg`, the key
+//! `[data-secret]`, the recovery codes `[data-recovery-codes] code`, each
+//! session a `[data-session="<handle>"]` whose device is `.device`.
 //!
 //! chromium and chromedriver come from Debian (`apt-get install chromium
 //! chromium-driver`). Without them the tests are skipped with a message, and
@@ -18,10 +24,12 @@ mod common;
 mod harness;
 
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::PASSWORD;
 use harness::{tools, Browser, BrowserOptions, Js, Site, SiteOptions, Tools};
 use serde_json::{json, Value};
+use totp_rs::{Algorithm, Secret, TOTP};
 
 const EMAIL: &str = "ada@example.org";
 const NAME: &str = "Ada Lovelace";
@@ -54,6 +62,10 @@ with_and_without_js!(
     signing_out_from_the_dashboard_lands_on_home,
     signing_out_from_the_confirm_screen_lands_on_home,
     a_field_error_is_shown_at_its_field,
+    the_password_is_changed_from_the_account_screen,
+    two_factor_sign_in_is_turned_on_from_the_account_screen_and_asks_for_a_code,
+    a_recovery_code_signs_in_from_the_two_factor_screen,
+    other_sessions_are_ended_from_the_sessions_list,
 );
 
 /// The browser tools and a site with Ada's account; `None` when the test is
@@ -309,6 +321,205 @@ async fn a_field_error_is_shown_at_its_field(js: Js) {
     );
 }
 
+/// Fills the account screen's change-password form and sends it.
+async fn change_password(browser: &Browser, current: &str, new: &str) {
+    browser.fill("change-current_password", current).await;
+    browser.fill("change-password", new).await;
+    browser.fill("change-password_confirmation", new).await;
+    browser.mark_page().await;
+    browser.submit("/auth/password").await;
+}
+
+async fn the_password_is_changed_from_the_account_screen(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    browser.goto("/account").await;
+
+    change_password(&browser, WRONG_PASSWORD, NEW_PASSWORD).await;
+    let error = browser
+        .wait_for_text("#change-current_password-error")
+        .await;
+    assert_worded(&error, "current_password");
+    assert_eq!(browser.path().await, "/account");
+
+    change_password(&browser, PASSWORD, NEW_PASSWORD).await;
+    let message = browser.wait_for_message().await;
+    assert_worded(&message, "password_changed");
+    assert!(
+        message.to_lowercase().contains("changed"),
+        "the English message says the password was changed: {message:?}"
+    );
+
+    browser.sign_out().await;
+    browser.sign_in(EMAIL, NEW_PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}
+
+/// The 6-digit code an authenticator app shows for `key` (base32) at Unix
+/// time `at`.
+fn code(key: &str, at: u64) -> String {
+    let bytes = Secret::Encoded(key.to_owned())
+        .to_bytes()
+        .expect("a base32 key");
+    TOTP::new_unchecked(Algorithm::SHA1, 6, 1, 30, bytes).generate(at)
+}
+
+/// Asks the account screen to turn two-factor sign-in on: waits for the QR
+/// code and answers the key shown beside it.
+async fn start_two_factor(browser: &Browser) -> String {
+    browser.goto("/account").await;
+    browser.fill("enable-password", PASSWORD).await;
+    browser.submit("/auth/two-factor").await;
+    browser.wait_for_element(".qr svg").await;
+    browser.text("[data-secret]").await
+}
+
+/// Confirms two-factor sign-in with the code of `key` at this moment;
+/// answers the recovery codes shown.
+async fn confirm_two_factor(browser: &Browser, key: &str) -> Vec<String> {
+    browser.fill("confirm-code", &code(key, now())).await;
+    browser.mark_page().await;
+    browser.submit("/auth/two-factor/confirm").await;
+    assert_worded(&browser.wait_for_message().await, "two_factor_enabled");
+    let codes = browser.texts("[data-recovery-codes] code").await;
+    assert_eq!(codes.len(), 10, "ten recovery codes are shown: {codes:?}");
+    assert!(
+        !browser.exists(".qr svg").await && !browser.exists("[data-secret]").await,
+        "once two-factor sign-in is on, the QR code and the key are gone"
+    );
+    codes
+}
+
+/// Turns two-factor sign-in on from the account screen; answers the key and
+/// the recovery codes.
+async fn turn_on_two_factor(browser: &Browser) -> (String, Vec<String>) {
+    let key = start_two_factor(browser).await;
+    let codes = confirm_two_factor(browser, &key).await;
+    (key, codes)
+}
+
+async fn two_factor_sign_in_is_turned_on_from_the_account_screen_and_asks_for_a_code(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    let (key, _) = turn_on_two_factor(&browser).await;
+    assert!(
+        key.len() >= 32 && key.chars().all(|c| c.is_ascii_alphanumeric()),
+        "the key is shown for typing in: {key:?}"
+    );
+
+    browser.sign_out().await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/two-factor").await;
+    browser.fill("code", "000000").await;
+    browser.mark_page().await;
+    browser.submit("/auth/two-factor-challenge").await;
+    let message = browser.wait_for_message().await;
+    assert_worded(&message, "two_factor_failed");
+    assert_eq!(browser.path().await, "/login/two-factor");
+
+    // The step that confirmed the enrolment is spent; the app's next one
+    // signs in.
+    browser.fill("code", &code(&key, now() + 30)).await;
+    browser.submit("/auth/two-factor-challenge").await;
+    browser.wait_for_path("/login/org-setup").await;
+}
+
+async fn a_recovery_code_signs_in_from_the_two_factor_screen(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    let (_, codes) = turn_on_two_factor(&browser).await;
+
+    browser.sign_out().await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/two-factor").await;
+    browser.click("details summary").await;
+    browser.fill("recovery_code", &codes[0]).await;
+    browser.submit("/auth/two-factor-challenge").await;
+    browser.wait_for_path("/login/org-setup").await;
+}
+
+async fn other_sessions_are_ended_from_the_sessions_list(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    let phone = site.sign_in_elsewhere(EMAIL, PASSWORD, "Ada's phone").await;
+    let tablet = site
+        .sign_in_elsewhere(EMAIL, PASSWORD, "Ada's tablet")
+        .await;
+
+    browser.goto("/account").await;
+    let devices = browser.texts("[data-session] .device").await;
+    assert_eq!(devices.len(), 3, "three sessions are listed: {devices:?}");
+    let handle = browser
+        .eval(
+            "const row = [...document.querySelectorAll('[data-session]')] \
+                 .find(r => r.querySelector('.device').innerText.trim() === arguments[0]); \
+             return row ? row.dataset.session : null",
+            vec![json!("Ada's phone")],
+        )
+        .await;
+    let handle = handle.as_str().expect("the phone's row");
+    browser.mark_page().await;
+    browser
+        .submit(&format!("/auth/sessions/{handle}/end"))
+        .await;
+    assert_worded(&browser.wait_for_message().await, "session_ended");
+    let devices = browser.texts("[data-session] .device").await;
+    assert_eq!(
+        devices.len(),
+        2,
+        "the phone is gone from the list: {devices:?}"
+    );
+    assert!(!devices.iter().any(|d| d == "Ada's phone"), "{devices:?}");
+    assert!(!site.is_signed_in(&phone).await, "the phone is signed out");
+    assert!(
+        site.is_signed_in(&tablet).await,
+        "the tablet is still signed in"
+    );
+
+    browser.fill("others-password", PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/sessions/end-others").await;
+    assert_worded(&browser.wait_for_message().await, "other_sessions_ended");
+    assert_eq!(
+        browser.count("[data-session]").await,
+        1,
+        "only this device is left"
+    );
+    assert!(
+        !site.is_signed_in(&tablet).await,
+        "the tablet is signed out"
+    );
+    browser.goto("/dashboard").await;
+    assert_eq!(
+        browser.wait_for_text("#user-email").await,
+        EMAIL,
+        "this browser is still signed in"
+    );
+}
+
 #[tokio::test]
 async fn with_js_errors_show_in_place_and_sign_in_needs_no_form_post() {
     let Some((tools, site)) = setup(SiteOptions::default()).await else {
@@ -471,6 +682,22 @@ async fn no_logo_without_the_file() {
 /// `method="post"`, each of `fields` an element whose `id` and `name` are the
 /// field name inside that form, and a submit button.
 async fn assert_form(browser: &Browser, action: &str, fields: &[&str]) {
+    assert_form_with_ids(browser, action, None, fields).await;
+}
+
+/// [`assert_form`] for a form of the account screen, whose fields' ids carry
+/// the form's `prefix` (`<prefix>-<field>`), each with its error element
+/// `#<prefix>-<field>-error` marked `data-error-for="<field>"`.
+async fn assert_account_form(browser: &Browser, action: &str, prefix: &str, fields: &[&str]) {
+    assert_form_with_ids(browser, action, Some(prefix), fields).await;
+}
+
+async fn assert_form_with_ids(
+    browser: &Browser,
+    action: &str,
+    prefix: Option<&str>,
+    fields: &[&str],
+) {
     let found = browser
         .eval(
             "const form = [...document.querySelectorAll('form')] \
@@ -478,14 +705,21 @@ async fn assert_form(browser: &Browser, action: &str, fields: &[&str]) {
              if (!form) return null; \
              const fields = {}; \
              for (const name of arguments[1]) { \
-                 const e = document.getElementById(name); \
-                 fields[name] = e ? {name: e.getAttribute('name'), inForm: form.contains(e)} : null; \
+                 const id = arguments[2] ? arguments[2] + '-' + name : name; \
+                 const e = document.getElementById(id); \
+                 const error = document.getElementById(id + '-error'); \
+                 fields[name] = e ? { \
+                     name: e.getAttribute('name'), \
+                     inForm: form.contains(e), \
+                     errorFor: error && form.contains(error) \
+                         ? error.getAttribute('data-error-for') : null, \
+                 } : null; \
              } \
              return { \
                  method: (form.getAttribute('method') || '').toLowerCase(), \
                  submit: form.querySelector('button[type=submit]') !== null, \
                  fields }",
-            vec![json!(action), json!(fields)],
+            vec![json!(action), json!(fields), json!(prefix)],
         )
         .await;
     let page = browser.path().await;
@@ -497,11 +731,20 @@ async fn assert_form(browser: &Browser, action: &str, fields: &[&str]) {
     assert_eq!(found["method"], "post", "{page}: the form posts");
     assert_eq!(found["submit"], true, "{page}: a button[type=submit]");
     for field in fields {
-        assert_eq!(
-            found["fields"][field],
-            json!({"name": field, "inForm": true}),
-            "{page}: #{field} with name=\"{field}\" inside the form"
-        );
+        let shown = &found["fields"][field];
+        match prefix {
+            None => assert_eq!(
+                (&shown["name"], &shown["inForm"]),
+                (&json!(field), &json!(true)),
+                "{page}: #{field} with name=\"{field}\" inside the form: {shown}"
+            ),
+            Some(prefix) => assert_eq!(
+                shown,
+                &json!({"name": field, "inForm": true, "errorFor": field}),
+                "{page}: #{prefix}-{field} with name=\"{field}\" and its error \
+                 #{prefix}-{field}-error (data-error-for=\"{field}\") inside the form"
+            ),
+        }
     }
     let lang = browser.attribute("html", "lang").await.unwrap_or_default();
     assert!(
@@ -556,6 +799,51 @@ async fn every_screen_follows_the_dom_contract() {
             .await,
         "the dashboard has a sign-out form"
     );
+
+    browser.click("a[href=\"/account\"]").await;
+    browser.wait_for_path("/account").await;
+    assert_account_form(
+        &browser,
+        "/auth/password",
+        "change",
+        &["current_password", "password", "password_confirmation"],
+    )
+    .await;
+    assert_account_form(&browser, "/auth/two-factor", "enable", &["password"]).await;
+    assert_account_form(
+        &browser,
+        "/auth/sessions/end-others",
+        "others",
+        &["password"],
+    )
+    .await;
+    let key = start_two_factor(&browser).await;
+    assert_account_form(&browser, "/auth/two-factor/confirm", "confirm", &["code"]).await;
+    confirm_two_factor(&browser, &key).await;
+    assert_account_form(
+        &browser,
+        "/auth/two-factor/recovery-codes",
+        "codes",
+        &["password"],
+    )
+    .await;
+    assert_account_form(
+        &browser,
+        "/auth/two-factor/disable",
+        "disable",
+        &["password"],
+    )
+    .await;
+
+    browser.sign_out().await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/two-factor").await;
+    assert_form(
+        &browser,
+        "/auth/two-factor-challenge",
+        &["code", "recovery_code"],
+    )
+    .await;
 }
 
 /// Saves `<screen>-<lang>-<width>.png` for both widths.
@@ -575,10 +863,21 @@ async fn screenshots_of_every_screen() {
     if std::env::var("GATEHOUSE_SCREENSHOTS").as_deref() != Ok("1") {
         return;
     }
-    let options = SiteOptions { logo: true };
-    let Some((tools, site)) = setup(options).await else {
+    let Some(tools) = tools() else {
         return;
     };
+    // Ada for the sign-in screens; in each language, a user of its own for
+    // the account screens, who turns two-factor sign-in on.
+    let accounts = [("en", "grace@example.org"), ("de", "emmy@example.org")];
+    let site = Site::start(
+        &[
+            (EMAIL, NAME, PASSWORD),
+            (accounts[0].1, "Grace Hopper", PASSWORD),
+            (accounts[1].1, "Emmy Noether", PASSWORD),
+        ],
+        SiteOptions { logo: true },
+    )
+    .await;
 
     // One reset link serves both languages (the screen does not consume it).
     let http = reqwest::Client::new();
@@ -591,7 +890,7 @@ async fn screenshots_of_every_screen() {
     assert!(answer.status().is_success(), "{}", answer.status());
     let link = site.wait_for_link(EMAIL, "/password/reset/").await;
 
-    for lang in ["en", "de"] {
+    for (lang, account) in accounts {
         let options = BrowserOptions::new(Js::On).lang(lang);
         let browser = Browser::open(&tools, &site, options).await;
 
@@ -622,5 +921,21 @@ async fn screenshots_of_every_screen() {
         browser.goto("/logout").await;
         browser.wait_for_path("/logout").await;
         shoot(&browser, "logout", lang).await;
+        browser.submit("/logout").await;
+        browser.wait_for_path("/").await;
+
+        browser.sign_in(account, PASSWORD).await;
+        browser.wait_for_path("/login/org-setup").await;
+        browser.goto("/account").await;
+        shoot(&browser, "account", lang).await;
+        let key = start_two_factor(&browser).await;
+        shoot(&browser, "account-two-factor", lang).await;
+        confirm_two_factor(&browser, &key).await;
+        shoot(&browser, "account-recovery-codes", lang).await;
+
+        browser.sign_out().await;
+        browser.sign_in(account, PASSWORD).await;
+        browser.wait_for_path("/login/two-factor").await;
+        shoot(&browser, "two-factor", lang).await;
     }
 }

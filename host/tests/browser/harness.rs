@@ -266,6 +266,52 @@ impl Site {
     }
 }
 
+impl Site {
+    /// Signs `email` in from another device: an HTTP client keeping its own
+    /// cookies, whose user agent `device` is what the sessions list shows.
+    pub async fn sign_in_elsewhere(
+        &self,
+        email: &str,
+        password: &str,
+        device: &str,
+    ) -> reqwest::Client {
+        let client = reqwest::Client::builder()
+            .cookie_store(true)
+            .user_agent(device)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("HTTP client");
+        let answer = client
+            .post(self.url("/auth/login"))
+            .json(&json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .expect("POST /auth/login");
+        assert!(
+            answer.status().is_success(),
+            "{device} signs in: {}",
+            answer.status()
+        );
+        client
+    }
+
+    /// Whether `client` (from [`Site::sign_in_elsewhere`]) is still signed in:
+    /// `GET /dashboard` answers 200, not 401.
+    pub async fn is_signed_in(&self, client: &reqwest::Client) -> bool {
+        let answer = client
+            .get(self.url("/dashboard"))
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .expect("GET /dashboard");
+        match answer.status() {
+            reqwest::StatusCode::OK => true,
+            reqwest::StatusCode::UNAUTHORIZED => false,
+            other => panic!("GET /dashboard answered {other}"),
+        }
+    }
+}
+
 /// One delivered message, as much of it as the tests need.
 #[derive(Debug)]
 pub struct Mail {
@@ -580,6 +626,77 @@ impl Browser {
         .map(str::to_owned)
     }
 
+    /// How many elements match `css`.
+    pub async fn count(&self, css: &str) -> usize {
+        let count = self
+            .eval(
+                "return document.querySelectorAll(arguments[0]).length",
+                vec![json!(css)],
+            )
+            .await;
+        count
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or_default()
+    }
+
+    /// The rendered text of every element matching `css`, trimmed.
+    pub async fn texts(&self, css: &str) -> Vec<String> {
+        let texts = self
+            .eval(
+                "return [...document.querySelectorAll(arguments[0])] \
+                 .map(e => e.innerText.trim())",
+                vec![json!(css)],
+            )
+            .await;
+        texts
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Waits until an element matching `css` is shown (it takes up room on
+    /// the page).
+    pub async fn wait_for_element(&self, css: &str) {
+        let deadline = Instant::now() + WAIT_TIMEOUT;
+        loop {
+            let shown = self
+                .client
+                .execute(
+                    "if (document.readyState === 'loading') return false; \
+                     const e = document.querySelector(arguments[0]); \
+                     if (!e) return false; \
+                     const r = e.getBoundingClientRect(); \
+                     return r.width > 0 && r.height > 0",
+                    vec![json!(css)],
+                )
+                .await;
+            if matches!(shown, Ok(Value::Bool(true))) {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "no {css} shown within {WAIT_TIMEOUT:?}; {}",
+                    self.describe().await
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Clicks the first element matching `css`.
+    pub async fn click(&self, css: &str) {
+        match self.client.find(Locator::Css(css)).await {
+            Ok(element) => element
+                .click()
+                .await
+                .unwrap_or_else(|e| panic!("click {css}: {e}")),
+            Err(e) => panic!("no {css}: {e}; {}", self.describe().await),
+        }
+    }
+
     /// Types `value` into the field `#<id>`, replacing what it held.
     pub async fn fill(&self, id: &str, value: &str) {
         let css = format!("#{id}");
@@ -697,6 +814,14 @@ impl Browser {
         self.fill("email", email).await;
         self.fill("password", password).await;
         self.submit("/auth/login").await;
+    }
+
+    /// Signs out through the confirm screen and waits for the home page.
+    pub async fn sign_out(&self) {
+        self.goto("/logout").await;
+        self.wait_for_path("/logout").await;
+        self.submit("/logout").await;
+        self.wait_for_path("/").await;
     }
 
     /// Resizes the window so that its viewport is `width` wide and shows the
