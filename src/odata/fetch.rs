@@ -25,7 +25,7 @@ use super::check::Checked;
 use super::paging::Page;
 use super::query::Literal;
 use super::resolve::QueryError;
-use super::scope::Scopes;
+use super::scopes::Scopes;
 use super::sql::{clamp, order_by, where_with, Bind, Sql};
 use super::sql_expr::Writer;
 use crate::db::Dialect;

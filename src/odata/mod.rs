@@ -40,6 +40,7 @@ mod print;
 mod query;
 mod resolve;
 mod scope;
+mod scopes;
 mod search;
 mod security_events;
 mod service;
@@ -84,7 +85,7 @@ crate::internal! { use options::{parse_query, MAX_QUERY_LENGTH}; }
 crate::internal! { use paging::{Page, DEFAULT_PAGE_SIZE}; }
 crate::internal! { use query::{ExpandItem, Format, OrderItem, Query, SearchExpr, Select}; }
 crate::internal! { use resolve::QueryError; }
-crate::internal! { use scope::Scopes; }
+crate::internal! { use scopes::Scopes; }
 #[cfg(any(test, feature = "internals"))]
 crate::internal! { use search::parse_search; }
 crate::internal! { use service::{routes, Cell, Cells, Layout, ODataError, Reply, Service}; }

@@ -17,14 +17,10 @@
 //! assert_eq!(expr.to_string(), "owner_id eq 7");
 //! ```
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use super::model::Model;
 use super::query::Expr;
-use super::resolve::QueryError;
-use super::typed::{check_condition, Typed};
 
 /// Who is asking: the signed-in user (by session or bearer token), or a guest
 /// reading a public set.
@@ -68,63 +64,14 @@ impl PartialEq for Scope {
 
 impl Eq for Scope {}
 
-/// Every scope of a model evaluated for one caller and checked against the
-/// model, so that the SQL step can join each to the rows of its set, reached
-/// directly or from another set. For a guest, also the sets that are not
-/// public: no path may reach them.
-#[derive(Debug, Clone, Default)]
-pub struct Scopes<'m> {
-    checked: HashMap<String, Result<Typed<'m>, QueryError>>,
-    denied: Vec<String>,
-}
-
-impl<'m> Scopes<'m> {
-    /// The scopes of `model`'s sets for `caller`. A scope that does not fit
-    /// its set is kept as its error, reported by every statement that reads
-    /// that set.
-    pub fn for_caller(model: &'m Model, caller: &Caller) -> Scopes<'m> {
-        let checked = model
-            .sets
-            .iter()
-            .filter_map(|set| {
-                let scope = set.scope.as_ref()?;
-                let checked = check_condition(model, set, &scope.filter(caller), "$filter");
-                Some((set.name.clone(), checked))
-            })
-            .collect();
-        let denied = match caller.user_id {
-            Some(_) => Vec::new(),
-            None => model
-                .sets
-                .iter()
-                .filter(|s| !s.public)
-                .map(|s| s.name.clone())
-                .collect(),
-        };
-        Scopes { checked, denied }
-    }
-
-    /// The checked scope of the set called `set`, if it has one; its paths
-    /// start at the set's own rows.
-    pub(crate) fn of(&self, set: &str) -> Result<Option<&Typed<'m>>, QueryError> {
-        match self.checked.get(set) {
-            Some(Ok(scope)) => Ok(Some(scope)),
-            Some(Err(e)) => Err(e.clone()),
-            None => Ok(None),
-        }
-    }
-
-    /// Whether the caller may not read the set called `set` at all.
-    pub(crate) fn denies(&self, set: &str) -> bool {
-        self.denied.iter().any(|d| d == set)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::db::Dialect;
     use crate::odata::fixture::model;
+    use crate::odata::model::Model;
+    use crate::odata::resolve::QueryError;
+    use crate::odata::scopes::Scopes;
     use crate::odata::{check_query, fetch_query, parse_filter, parse_query, Fetch, Page};
 
     /// The fixture with organisations scoped by `scope` for each caller.

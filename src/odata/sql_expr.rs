@@ -7,7 +7,7 @@
 use super::model::{EdmType, EntitySet, Property};
 use super::query::{BinaryOp, Function, Literal, Quantifier, UnaryOp};
 use super::resolve::{Hop, QueryError};
-use super::scope::Scopes;
+use super::scopes::Scopes;
 use super::sql::Bind;
 use super::typed::{Node, PropertyPath, Typed};
 use super::typing::{literal_type, Ty};

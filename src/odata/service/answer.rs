@@ -17,7 +17,8 @@ use crate::odata::fetch::{count_restricted, fetch_query, Fetch, Restriction};
 use crate::odata::model::{EdmType, EntitySet, NavigationKind};
 use crate::odata::paging::Page;
 use crate::odata::query::{Literal, Path, Query, Select};
-use crate::odata::scope::{Caller, Scopes};
+use crate::odata::scope::Caller;
+use crate::odata::scopes::Scopes;
 use crate::odata::sql::Sql;
 use crate::odata::typing::literal_type;
 

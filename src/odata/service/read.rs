@@ -16,7 +16,8 @@ use crate::odata::metadata::{metadata_xml, service_document};
 use crate::odata::model::EntitySet;
 use crate::odata::options::parse_query;
 use crate::odata::paging::Page;
-use crate::odata::scope::{Caller, Scopes};
+use crate::odata::scope::Caller;
+use crate::odata::scopes::Scopes;
 use crate::state::GatehouseState;
 
 /// What the handler needs from the request besides its path.
