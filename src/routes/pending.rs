@@ -49,3 +49,28 @@ pub fn of(session: &Session) -> Option<Pending> {
 pub fn end(session: &Session) {
     session.remove(KEY);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_sign_in_lasts_five_minutes_and_then_is_dropped() {
+        let session = Session::default();
+        begin(&session, 7, true);
+        assert_eq!(
+            of(&session),
+            Some(Pending {
+                user_id: 7,
+                remember: true
+            })
+        );
+        let expired = unix_now() - 1;
+        session.insert(KEY, json!({"user_id": 7, "remember": false, "until": expired}));
+        assert_eq!(of(&session), None);
+        assert!(session.get(KEY).is_none(), "an expired one is removed");
+        begin(&session, 8, false);
+        end(&session);
+        assert_eq!(of(&session), None);
+    }
+}
