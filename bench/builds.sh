@@ -81,7 +81,7 @@ rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 def ms(v):
     n, unit = re.match(r"([\d.]+)(us|ms|s)", v).groups()
     return float(n) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
-p50 = ms(re.search(r"50%\s+(\S+)", text).group(1))
+p50 = ms(re.search(r"^\s+50%\s+(\S+)", text, re.M).group(1))
 errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
 print("\t".join([sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], f"{rps:.1f}", f"{p50:.2f}",
                  errors.group(1) if errors else "0"]))
