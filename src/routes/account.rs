@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::confirm::{confirm_password, rotate_remember};
 use super::sessions::listing;
+use crate::auth::two_factor::Status;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
@@ -98,25 +99,15 @@ pub async fn render(
     mut view: View,
 ) -> Result<RawHtml<String>, AuthError> {
     let sessions = listing(gh, user, session).await?;
-    let (state, enrolment) = match gh
-        .two_factor
-        .pending(user.id, &user.email)
-        .await
-        ?
-    {
-        Some(enrolment) => (
+    let (state, enrolment) = match gh.two_factor.status(user.id, &user.email).await? {
+        Status::Pending(enrolment) => (
             "pending",
             json!({"secret": enrolment.secret_base32(), "qr_svg": enrolment.qr_svg()}),
         ),
-        None if gh.two_factor.is_enabled(user.id).await? => {
-            let left = gh
-                .two_factor
-                .remaining_recovery_codes(user.id)
-                .await
-                ?;
-            ("on", json!({"recovery_codes_left": left}))
-        }
-        None => ("off", Value::Null),
+        Status::On {
+            recovery_codes_left,
+        } => ("on", json!({ "recovery_codes_left": recovery_codes_left })),
+        Status::Off => ("off", Value::Null),
     };
     let events = crate::events::latest_events(&gh.db, user.id, LATEST_EVENTS).await?;
     let events: Vec<Value> = events

@@ -59,8 +59,7 @@ pub async fn enable(
         let enrolment = gh
             .two_factor
             .enrol(user.id, &user.email)
-            .await
-            ?;
+            .await?;
         if input.is_form() {
             session.set_flash(json!({"message": "two_factor_pending"}));
             return Ok(Reply::screen(Screen::Account.path()));
@@ -103,8 +102,7 @@ pub async fn confirm(
         let codes = gh
             .two_factor
             .confirm(user.id, &code)
-            .await
-            ?;
+            .await?;
         gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, &from).await;
         shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
     }
@@ -132,8 +130,7 @@ pub async fn recovery_codes(
         let codes = gh
             .two_factor
             .new_recovery_codes(user.id)
-            .await
-            ?;
+            .await?;
         shown_codes(gh, &user, &session, language, &input, "recovery_codes_renewed", &codes).await
     }
     .await;
@@ -182,8 +179,7 @@ pub async fn disable(
         confirm_password(gh, &user, client, &from, &input, "password").await?;
         gh.two_factor
             .disable(user.id)
-            .await
-            ?;
+            .await?;
         gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, &from).await;
         let body = json!({"message": "two_factor_disabled"});
         if input.is_form() {

@@ -102,6 +102,20 @@ impl Enrolment {
     }
 }
 
+/// A user's two-factor sign-in as the account screen shows it.
+#[derive(Debug)]
+pub enum Status {
+    /// Off: nothing stored.
+    Off,
+    /// Enrolment begun, waiting for the first code from the app.
+    Pending(Enrolment),
+    /// On.
+    On {
+        /// Recovery codes not used yet.
+        recovery_codes_left: u64,
+    },
+}
+
 /// Two-factor sign-in over the database, with the key that seals secrets.
 /// Cheap to clone.
 #[derive(Clone, Debug)]
@@ -137,18 +151,20 @@ impl TwoFactor {
         Ok(enrolment)
     }
 
-    /// The enrolment waiting for its first code, shown again (the account
-    /// screen after a form post); `None` when there is none.
-    pub async fn pending(
-        &self,
-        user_id: i64,
-        email: &str,
-    ) -> Result<Option<Enrolment>, TwoFactorError> {
-        let State::Pending { sealed } = store::state(&self.db, user_id).await? else {
-            return Ok(None);
-        };
-        let secret = self.key.open(user_id, &sealed)?;
-        Ok(Some(Enrolment::of(&secret, email)?))
+    /// Where the user stands, for the account screen: off, an enrolment
+    /// waiting for its first code (shown again), or on with how many
+    /// recovery codes are left. One read of the user's row.
+    pub async fn status(&self, user_id: i64, email: &str) -> Result<Status, TwoFactorError> {
+        Ok(match store::state(&self.db, user_id).await? {
+            State::None => Status::Off,
+            State::Pending { sealed } => {
+                let secret = self.key.open(user_id, &sealed)?;
+                Status::Pending(Enrolment::of(&secret, email)?)
+            }
+            State::Active { .. } => Status::On {
+                recovery_codes_left: self.remaining_recovery_codes(user_id).await?,
+            },
+        })
     }
 
     /// Turns two-factor sign-in on with a first code from the app, and
