@@ -17,7 +17,7 @@ use crate::config::HashAlgorithm;
 use crate::db::{Db, DbError};
 use crate::domain::{Email, Password, PasswordRejection, SecretToken};
 use crate::events::{AuthEvent, Events, Origin};
-use crate::session::store;
+use crate::session::end_every_session;
 use crate::state::GatehouseState;
 use crate::Settings;
 
@@ -182,8 +182,7 @@ impl Accounts {
     }
 
     async fn end_sessions_of(&self, user_id: i64) -> Result<u64, AccountError> {
-        users::rotate_remember_token(&self.db, user_id).await?;
-        Ok(store::delete_for_user(&self.db, user_id).await?)
+        Ok(end_every_session(&self.db, user_id).await?.0)
     }
 
     /// Issues a personal access token for the account; the token is

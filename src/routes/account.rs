@@ -6,7 +6,7 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
-use super::confirm::{confirm_password, rotate_remember};
+use super::confirm::{confirm_password, keep_remembered};
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
 use crate::auth::users;
@@ -18,7 +18,7 @@ use crate::mail::mailbox;
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{store, AuthUser, Session};
+use crate::session::{end_every_session, AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// Replaces the password after checking the current one: every other session
@@ -51,8 +51,8 @@ pub async fn change_password(
             .await
             .map_err(AuthError::Internal)?;
         users::set_password_hash(&gh.db, user.id, &hash).await?;
-        rotate_remember(gh, jar, user.id).await?;
-        store::delete_for_user(&gh.db, user.id).await?;
+        let (_, token) = end_every_session(&gh.db, user.id).await?;
+        keep_remembered(gh, jar, user.id, &token);
         // This browser stays signed in, under an id minted now.
         session.sign_in(user.id);
         gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, &from).await;

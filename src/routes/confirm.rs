@@ -1,15 +1,16 @@
 //! The signed-in user's own password, asked again before a change to the
-//! account: checked as a sign-in is (in the hash queue, under the sign-in
-//! throttles), and a wrong one counts as a failed sign-in.
+//! account: checked as a sign-in checks it ([`check_password`]), so a wrong
+//! one counts as a failed sign-in.
 
 use rocket::http::CookieJar;
 use secrecy::SecretString;
 
-use crate::auth::{users, Begun};
+use super::password_check::{check_password, Checked};
+use crate::auth::users;
 use crate::body::Input;
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
-use crate::events::{AuthEvent, Origin};
+use crate::events::Origin;
 use crate::security::ClientIp;
 use crate::session::{remember, remember_cookie_name, AuthUser};
 use crate::state::GatehouseState;
@@ -32,41 +33,14 @@ pub async fn confirm_password(
     };
     let password = SecretString::from(password);
     let email = Email::parse(&user.email).ok_or(AuthError::Unauthenticated)?;
-    let throttles = &gh.throttles;
-    let ip = client.to_string();
-    let ip_key = throttles.login_ip.ip_key(&ip);
-    let place = gh.hasher.reserve(client.0).ok_or(AuthError::Busy)?;
-    if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
-        return Err(AuthError::Throttled { retry_after });
+    match check_password(gh, client, from, &email, &password).await? {
+        Checked::Right(account) if account.id == user.id => Ok(()),
+        _ => {
+            let mut errors = FieldErrors::new();
+            errors.add(field, "current_password");
+            Err(AuthError::Validation(errors))
+        }
     }
-    let key = throttles.login.key(&email, &ip);
-    let check = match throttles.login.begin(&key).await? {
-        Begun::Check(check) => check,
-        Begun::Refused { retry_after, .. } => return Err(AuthError::Throttled { retry_after }),
-    };
-    let stored = users::find_by_id(&gh.db, user.id).await?;
-    let verification = gh
-        .hasher
-        .verify(
-            &place,
-            &password,
-            stored.as_ref().map(|u| u.password_hash.as_str()),
-        )
-        .await;
-    if stored.is_none() || !verification.matches {
-        check.failed().await?;
-        throttles.login_ip.record(&ip_key).await?;
-        let failed = AuthEvent::Failed {
-            email: user.email.clone(),
-            user_id: Some(user.id),
-        };
-        gh.events.emit(failed, from).await;
-        let mut errors = FieldErrors::new();
-        errors.add(field, "current_password");
-        return Err(AuthError::Validation(errors));
-    }
-    check.succeeded().await?;
-    Ok(())
 }
 
 /// Rotates the user's `remember_token`, voiding every remember-me cookie,
@@ -77,8 +51,14 @@ pub async fn rotate_remember(
     user_id: i64,
 ) -> Result<(), AuthError> {
     let token = users::rotate_remember_token(&gh.db, user_id).await?;
-    if jar.get_private(&remember_cookie_name(&gh.settings)).is_some() {
-        remember(jar, gh, user_id, &token);
-    }
+    keep_remembered(gh, jar, user_id, &token);
     Ok(())
+}
+
+/// Gives this browser a remember cookie under the user's new `token` if it
+/// had one before the token rotated.
+pub fn keep_remembered(gh: &GatehouseState, jar: &CookieJar<'_>, user_id: i64, token: &str) {
+    if jar.get_private(&remember_cookie_name(&gh.settings)).is_some() {
+        remember(jar, gh, user_id, token);
+    }
 }

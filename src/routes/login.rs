@@ -8,9 +8,9 @@ use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
+use super::password_check::{check_password, Checked};
 use super::pending;
 use crate::auth::users::{self, UserRecord};
-use crate::auth::Begun;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
@@ -67,68 +67,11 @@ pub async fn login(
     let answer: Result<Reply, AuthError> = async {
         let input = body?;
         let credentials = Credentials::from_input(&input)?;
-        let throttles = &gh.throttles;
-        let ip = client.to_string();
-        let ip_key = throttles.login_ip.ip_key(&ip);
-        // An address this instance already refused is answered from memory.
-        if let Some(retry_after) = throttles.login_ip.known_spent(&ip_key) {
-            return Err(AuthError::Throttled { retry_after });
-        }
-        // Capacity next, before any write or hash: a full queue, or a client
-        // holding its share of it, is refused.
-        let place = gh.hasher.reserve(client.0).ok_or(AuthError::Busy)?;
-        if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
-            return Err(AuthError::Throttled { retry_after });
-        }
-        let key = throttles.login.key(&credentials.email, &ip);
-        let check = match throttles.login.begin(&key).await? {
-            Begun::Check(check) => check,
-            Begun::Refused { retry_after, first } => {
-                if first {
-                    // Once per window: the lookup costs no more than a sign-in's.
-                    let user_id = users::find_by_email(&gh.db, &credentials.email)
-                        .await?
-                        .map(|u| u.id);
-                    let lockout = AuthEvent::Lockout {
-                        email: credentials.email.to_string(),
-                        ip,
-                        user_id,
-                    };
-                    gh.events.emit(lockout, &from).await;
-                }
-                return Err(AuthError::Throttled { retry_after });
-            }
-        };
-        let user = users::find_by_email(&gh.db, &credentials.email).await?;
-        let verification = gh
-            .hasher
-            .verify(
-                &place,
-                &credentials.password,
-                user.as_ref().map(|u| u.password_hash.as_str()),
-            )
-            .await;
-        let user_id = user.as_ref().map(|u| u.id);
-        let Some(user) = user.filter(|_| verification.matches) else {
-            check.failed().await?;
-            throttles.login_ip.record(&ip_key).await?;
-            let failed = AuthEvent::Failed {
-                email: credentials.email.to_string(),
-                user_id,
-            };
-            gh.events.emit(failed, &from).await;
+        let checked =
+            check_password(gh, client, &from, &credentials.email, &credentials.password).await?;
+        let Checked::Right(user) = checked else {
             return Err(AuthError::Credentials);
         };
-        check.succeeded().await?;
-        if verification.needs_rehash {
-            let rehashed = gh
-                .hasher
-                .hash(&credentials.password)
-                .await
-                .map_err(AuthError::Internal)?;
-            users::set_password_hash(&gh.db, user.id, &rehashed).await?;
-        }
-        drop(place);
         if gh.two_factor.is_enabled(user.id).await? {
             // Not signed in yet: the second factor completes it.
             pending::begin(&session, user.id, credentials.remember);

@@ -9,6 +9,7 @@ mod forgot;
 mod intents;
 mod login;
 mod logout;
+mod password_check;
 mod pending;
 mod reset;
 mod screens;

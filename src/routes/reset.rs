@@ -19,7 +19,7 @@ use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::Screen;
 use crate::security::SameOrigin;
-use crate::session::{store, Guest, Session};
+use crate::session::{end_every_session, Guest, Session};
 use crate::state::GatehouseState;
 
 /// The courtesy pre-check of a mailed link: to the set-password screen when
@@ -132,8 +132,7 @@ async fn reset(
         .await
         .map_err(AuthError::Internal)?;
     users::set_password_hash(&gh.db, user.id, &hash).await?;
-    users::rotate_remember_token(&gh.db, user.id).await?;
-    store::delete_for_user(&gh.db, user.id).await?;
+    end_every_session(&gh.db, user.id).await?;
     gh.events
         .emit(AuthEvent::PasswordReset { user_id: user.id }, from)
         .await;

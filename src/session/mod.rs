@@ -15,7 +15,9 @@ pub mod store;
 
 pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
-pub use remember::{forget as forget_remembered, remember, remember_cookie_name};
+pub use remember::{
+    end_every_session, forget as forget_remembered, remember, remember_cookie_name,
+};
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 

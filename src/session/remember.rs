@@ -8,7 +8,7 @@ use rocket::time::Duration;
 use subtle::ConstantTimeEq;
 
 use crate::auth::users;
-use crate::db::DbError;
+use crate::db::{Db, DbError};
 use crate::shared::Shared;
 
 /// Name of the remember-me cookie.
@@ -44,6 +44,15 @@ pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Option<i64>
             !stored.is_empty() && bool::from(stored.as_bytes().ct_eq(token.as_bytes()))
         })
         .map(|_| user_id))
+}
+
+/// Signs a user out everywhere: every session row of theirs is deleted and
+/// `remember_token` rotated, so no remember-me cookie brings one back.
+/// Answers how many sessions ended and the new token.
+pub async fn end_every_session(db: &Db, user_id: i64) -> Result<(u64, String), DbError> {
+    let token = users::rotate_remember_token(db, user_id).await?;
+    let ended = super::store::delete_for_user(db, user_id).await?;
+    Ok((ended, token))
 }
 
 /// Issues the remember cookie for `user_id`, bound to its current token.
