@@ -7,25 +7,23 @@
 mod dialect;
 mod expressions;
 mod migrate;
+mod mysql;
+mod postgres;
 mod reader;
 mod schema;
 
 pub use dialect::Dialect;
 pub use expressions::{DatePart, Stored, TextValue};
-pub use reader::{bind_numbered, ReadError, SqliteReader};
+pub use mysql::MySqlReads;
+pub use postgres::{raw as pg_raw, PgReads};
+pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader};
 pub use schema::{table_columns, Column, SqlType};
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use std::time::Duration;
 
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
-use sqlx::mysql::MySqlPoolOptions;
-use sqlx::pool::PoolOptions;
-use sqlx::postgres::PgPoolOptions;
 use sqlx::query::Query;
-use sqlx::{Any, AnyPool, Connection, Executor, Row, ValueRef};
+use sqlx::{Any, AnyPool, Executor, Row, ValueRef};
 
 /// A statement on sqlx's `Any` driver, with its binds.
 pub type AnyQuery<'q> = Query<'q, Any, AnyArguments<'q>>;
@@ -184,145 +182,10 @@ impl rocket_db_pools::Pool for DbPool {
 /// every value first), and each connection keeps its prepared statements.
 #[derive(Clone, Debug)]
 pub enum ReadPool {
-    /// PostgreSQL.
-    Postgres(Reads<sqlx::Postgres>),
-    /// MySQL or MariaDB.
-    MySql(Reads<sqlx::MySql>),
-}
-
-/// Connections for bulk reads. sqlx's pool opens them (with its connect
-/// options and `after_connect` settings); between statements they wait
-/// here. sqlx's pool pings every connection that comes back to it, a round
-/// trip to the server per statement; a connection here comes back only
-/// after its statement's rows were read without error (the next statement
-/// first reads whatever rows a reader left), and is closed otherwise.
-pub struct Reads<DB: sqlx::Database> {
-    shared: Arc<ReadsShared<DB>>,
-}
-
-struct ReadsShared<DB: sqlx::Database> {
-    opener: sqlx::Pool<DB>,
-    /// Idle connections, each with when it was last given back.
-    idle: Mutex<Vec<(DB::Connection, Instant)>>,
-    /// One per connection that may be open: idle or in use.
-    permits: Arc<Semaphore>,
-}
-
-/// How long a connection may wait idle before it is closed.
-const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// How long a statement waits for a connection.
-const READ_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
-
-impl<DB: sqlx::Database> Clone for Reads<DB> {
-    fn clone(&self) -> Self {
-        Reads {
-            shared: Arc::clone(&self.shared),
-        }
-    }
-}
-
-impl<DB: sqlx::Database> std::fmt::Debug for Reads<DB> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reads")
-            .field("idle", &self.idle())
-            .field("available", &self.shared.permits.available_permits())
-            .finish()
-    }
-}
-
-impl<DB: sqlx::Database> Reads<DB> {
-    fn new(opener: sqlx::Pool<DB>, max_connections: u32) -> Self {
-        Reads {
-            shared: Arc::new(ReadsShared {
-                opener,
-                idle: Mutex::new(Vec::new()),
-                permits: Arc::new(Semaphore::new(max_connections.max(1) as usize)),
-            }),
-        }
-    }
-
-    /// Connections waiting idle (each may have been lost meanwhile).
-    pub fn idle(&self) -> usize {
-        self.shared.idle.lock().map_or(0, |idle| idle.len())
-    }
-
-    /// A connection: the one given back last, else a new one; waits while
-    /// every connection is in use.
-    pub async fn acquire(&self) -> Result<ReadConnection<DB>, DbError> {
-        let permit = tokio::time::timeout(
-            READ_ACQUIRE_TIMEOUT,
-            Arc::clone(&self.shared.permits).acquire_owned(),
-        )
-        .await
-        .map_err(|_| sqlx::Error::PoolTimedOut)?
-        .map_err(|_| sqlx::Error::PoolClosed)?;
-        loop {
-            let idle = self.shared.idle.lock().ok().and_then(|mut idle| idle.pop());
-            let conn = match idle {
-                Some((conn, since)) if since.elapsed() < READ_IDLE_TIMEOUT => conn,
-                Some((conn, _)) => {
-                    close_soon(conn);
-                    continue;
-                }
-                None => self.shared.opener.acquire().await?.detach(),
-            };
-            return Ok(ReadConnection {
-                conn: Some(conn),
-                shared: Arc::clone(&self.shared),
-                _permit: permit,
-            });
-        }
-    }
-}
-
-/// A connection of [`Reads`], closed when dropped unless given back with
-/// [`ReadConnection::give_back`].
-pub struct ReadConnection<DB: sqlx::Database> {
-    conn: Option<DB::Connection>,
-    shared: Arc<ReadsShared<DB>>,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl<DB: sqlx::Database> ReadConnection<DB> {
-    /// Gives the connection back for the next statement: only after its
-    /// statement ended without error (its remaining rows may be unread).
-    pub fn give_back(mut self) {
-        if let (Some(conn), Ok(mut idle)) = (self.conn.take(), self.shared.idle.lock()) {
-            idle.push((conn, Instant::now()));
-        }
-    }
-}
-
-impl<DB: sqlx::Database> std::ops::Deref for ReadConnection<DB> {
-    type Target = DB::Connection;
-
-    fn deref(&self) -> &DB::Connection {
-        self.conn.as_ref().expect("a connection until given back")
-    }
-}
-
-impl<DB: sqlx::Database> std::ops::DerefMut for ReadConnection<DB> {
-    fn deref_mut(&mut self) -> &mut DB::Connection {
-        self.conn.as_mut().expect("a connection until given back")
-    }
-}
-
-impl<DB: sqlx::Database> Drop for ReadConnection<DB> {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            close_soon(conn);
-        }
-    }
-}
-
-/// Closes `conn` politely on the runtime, or drops it outside one.
-fn close_soon<C: Connection + 'static>(conn: C) {
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-        runtime.spawn(async move {
-            let _ = conn.close().await;
-        });
-    }
+    /// PostgreSQL, on `tokio-postgres`.
+    Postgres(PgReads),
+    /// MySQL or MariaDB, on `mysql_async`.
+    MySql(MySqlReads),
 }
 
 /// What bulk reads (OData) may take of the database.
@@ -423,8 +286,20 @@ impl DbPool {
         let url = &*self.url;
         let (reader, reads) = match self.dialect {
             Dialect::Sqlite => (SqliteReader::for_url(url, limits), None),
-            Dialect::Postgres => (None, Some(postgres_reads(url, limits)?)),
-            Dialect::MySql => (None, Some(mysql_reads(url, limits)?)),
+            Dialect::Postgres => (
+                None,
+                Some(ReadPool::Postgres(
+                    PgReads::new(url, limits)
+                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
+                )),
+            ),
+            Dialect::MySql => (
+                None,
+                Some(ReadPool::MySql(
+                    MySqlReads::new(url, limits)
+                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
+                )),
+            ),
         };
         Ok(Self {
             reader,
@@ -520,63 +395,6 @@ impl DbPool {
 /// transactions on different addresses deadlock on each other's inserts.
 /// Read committed, PostgreSQL's default, locks only the rows touched.
 const MYSQL_READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
-
-/// PostgreSQL's pool for bulk reads: at most `limits.max_connections`
-/// connections, each cancelling statements after the timeout. Connections
-/// are opened on demand, so a database that is down at start does not stop
-/// the process.
-fn postgres_reads(url: &str, limits: ReadLimits) -> Result<ReadPool, DbError> {
-    let timeout_ms = limits.statement_timeout_ms;
-    let options = read_options(PgPoolOptions::new(), limits).after_connect(move |conn, _| {
-        Box::pin(async move {
-            conn.execute(&*format!("SET statement_timeout = {timeout_ms}"))
-                .await?;
-            Ok(())
-        })
-    });
-    let max = limits.max_connections;
-    Ok(ReadPool::Postgres(Reads::new(
-        options.connect_lazy(url)?,
-        max,
-    )))
-}
-
-/// MySQL's or MariaDB's pool for bulk reads, as [`postgres_reads`].
-fn mysql_reads(url: &str, limits: ReadLimits) -> Result<ReadPool, DbError> {
-    let timeout_ms = limits.statement_timeout_ms;
-    let options = read_options(MySqlPoolOptions::new(), limits).after_connect(move |conn, _| {
-        Box::pin(async move {
-            conn.execute(MYSQL_READ_COMMITTED).await?;
-            // MariaDB counts seconds in `max_statement_time`; MySQL has
-            // `max_execution_time` in milliseconds.
-            let mariadb = format!(
-                "SET SESSION max_statement_time = {}",
-                f64::from(timeout_ms) / 1000.0
-            );
-            if conn.execute(&*mariadb).await.is_err() {
-                conn.execute(&*format!("SET SESSION max_execution_time = {timeout_ms}"))
-                    .await?;
-            }
-            Ok(())
-        })
-    });
-    let max = limits.max_connections;
-    Ok(ReadPool::MySql(Reads::new(options.connect_lazy(url)?, max)))
-}
-
-/// What both read pools share: their size and how long a request waits
-/// for a connection to be opened. The pool only opens connections
-/// ([`Reads`] keeps them), so no ping before handing one out.
-fn read_options<DB: sqlx::Database>(options: PoolOptions<DB>, limits: ReadLimits) -> PoolOptions<DB>
-where
-    DB::Connection: Connection,
-{
-    options
-        .max_connections(limits.max_connections)
-        .min_connections(0)
-        .acquire_timeout(READ_ACQUIRE_TIMEOUT)
-        .test_before_acquire(false)
-}
 
 /// Whether `e` is a statement cancelled by the read timeout: PostgreSQL's
 /// `query_canceled` (57014), MariaDB's error 1969, MySQL's 3024.

@@ -1,4 +1,5 @@
-//! Plain SQLite connections for the hot read path of `/odata`.
+//! Plain SQLite connections for the hot read path of `/odata`, and the
+//! failures of every engine's bulk reads ([`ReadError`]).
 //!
 //! sqlx's SQLite driver hands every row through a worker thread and copies
 //! each value; for pages of hundreds of rows that copying is most of a
@@ -60,6 +61,49 @@ pub enum ReadError {
     /// The read ran past the statement timeout and was interrupted.
     #[error("the read ran past the statement timeout")]
     Timeout,
+    /// PostgreSQL refused the statement or failed while running it.
+    #[error(transparent)]
+    Postgres(#[from] tokio_postgres::Error),
+    /// No PostgreSQL connection could be had.
+    #[error("postgres read pool: {0}")]
+    PgPool(#[from] deadpool_postgres::PoolError),
+    /// MySQL or MariaDB refused the statement, failed while running it or
+    /// could not be reached.
+    #[error(transparent)]
+    MySql(#[from] mysql_async::Error),
+}
+
+/// What a failed read means for the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadFailure {
+    /// The statement ran past the statement timeout and was cancelled.
+    Timeout,
+    /// The database cannot be reached right now (down, restarting, a lost
+    /// connection): the request may succeed when retried.
+    Unavailable,
+    /// The statement computed a value the engine cannot represent
+    /// (SQLSTATE class 22: a division by zero, a number out of range).
+    DataException,
+    /// Anything else.
+    Other,
+}
+
+impl ReadError {
+    /// What this failure means for the caller.
+    pub fn failure(&self) -> ReadFailure {
+        match self {
+            ReadError::Timeout => ReadFailure::Timeout,
+            ReadError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
+                if failure.code == rusqlite::ErrorCode::OperationInterrupted =>
+            {
+                ReadFailure::Timeout
+            }
+            ReadError::Postgres(e) => super::postgres::failure(e),
+            ReadError::PgPool(e) => super::postgres::pool_failure(e),
+            ReadError::MySql(e) => super::mysql::failure(e),
+            ReadError::Sqlite(_) | ReadError::Pool(_) => ReadFailure::Other,
+        }
+    }
 }
 
 impl SqliteReader {

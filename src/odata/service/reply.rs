@@ -195,6 +195,18 @@ impl ODataError {
         )
     }
 
+    /// 400: the query computes a value the database cannot represent (a
+    /// data exception, SQLSTATE class 22), without the engine's words.
+    pub fn data_exception(cause: &dyn std::fmt::Display) -> ODataError {
+        tracing::info!("odata query refused by the database: {cause}");
+        ODataError::new(
+            Status::BadRequest,
+            "invalid_value",
+            "the query computes a value the database cannot represent \
+             (such as a division by zero or a number out of range)",
+        )
+    }
+
     /// 500 with nothing of the cause; the cause is logged.
     pub fn internal(cause: &dyn std::fmt::Display) -> ODataError {
         tracing::error!("odata request failed: {cause}");
@@ -259,13 +271,7 @@ impl From<sqlx::Error> for ODataError {
             .and_then(|d| d.code())
             .is_some_and(|code| code.starts_with("22"));
         if data_exception {
-            tracing::info!("odata query refused by the database: {e}");
-            return ODataError::new(
-                Status::BadRequest,
-                "invalid_value",
-                "the query computes a value the database cannot represent \
-                 (such as a division by zero or a number out of range)",
-            );
+            return ODataError::data_exception(&e);
         }
         ODataError::internal(&e)
     }
@@ -273,15 +279,12 @@ impl From<sqlx::Error> for ODataError {
 
 impl From<crate::db::ReadError> for ODataError {
     fn from(e: crate::db::ReadError) -> ODataError {
-        use crate::db::ReadError;
-        match e {
-            ReadError::Timeout => ODataError::query_timeout(),
-            ReadError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
-                if failure.code == rusqlite::ErrorCode::OperationInterrupted =>
-            {
-                ODataError::query_timeout()
-            }
-            e => ODataError::internal(&e),
+        use crate::db::ReadFailure;
+        match e.failure() {
+            ReadFailure::Timeout => ODataError::query_timeout(),
+            ReadFailure::Unavailable => ODataError::unavailable(&e),
+            ReadFailure::DataException => ODataError::data_exception(&e),
+            ReadFailure::Other => ODataError::internal(&e),
         }
     }
 }

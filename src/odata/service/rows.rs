@@ -8,13 +8,11 @@
 
 use futures::TryStreamExt;
 use sqlx::any::{AnyRow, AnyTypeInfoKind};
-use sqlx::mysql::{MySql, MySqlRow};
-use sqlx::postgres::{PgRow, Postgres};
-use sqlx::{Decode, Row, TypeInfo, ValueRef};
+use sqlx::{Row, ValueRef};
 
 use super::reply::ODataError;
 use super::values::{key_literal, write_bytes, write_str, write_value};
-use crate::db::{bind_numbered, is_unavailable, Db, ReadError, ReadPool, Reads};
+use crate::db::{bind_numbered, pg_raw, Db, MySqlReads, PgReads, ReadError, ReadPool};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// One value of a row, borrowed from the driver.
@@ -103,122 +101,84 @@ impl Cells for rusqlite::Row<'_> {
     }
 }
 
-impl Cells for PgRow {
-    /// Values arrive in PostgreSQL's binary format; the service reads exact,
-    /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
+impl Cells for mysql_async::Row {
+    /// Values arrive typed by the binary protocol; the service reads
+    /// MySQL's text, exact, date and time types as text
+    /// ([`Dialect::output_value`](crate::db::Dialect::output_value)).
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        let kind = <PgRow as ServerRow>::kind(self.try_get_raw(i)?.type_info().as_ref());
-        self.decode(i, kind)
-    }
-}
-
-impl Cells for MySqlRow {
-    /// The service reads MySQL's integers as `BIGINT` and its text, exact,
-    /// date and time types as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
-    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        let kind = <MySqlRow as ServerRow>::kind(self.try_get_raw(i)?.type_info().as_ref());
-        self.decode(i, kind)
-    }
-}
-
-/// A row of a server engine's own driver, whose columns are decoded by a
-/// [`Kind`] found from their type.
-trait ServerRow: Row {
-    /// How a column of type `info` is decoded.
-    fn kind(info: &<Self::Database as sqlx::Database>::TypeInfo) -> Kind;
-
-    /// Column `i`, decoded as `kind`.
-    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError>;
-
-    /// Column `i` of kind [`Kind::Bytes`] as it lies in the row; `None` when null.
-    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError>;
-
-    /// The kinds of this row's columns, in order: the same for every row
-    /// of a statement, so found once from its first row.
-    fn kinds(&self) -> Vec<Kind> {
-        self.columns()
-            .iter()
-            .map(|c| Self::kind(sqlx::Column::type_info(c)))
-            .collect()
-    }
-}
-
-impl ServerRow for PgRow {
-    fn kind(info: &sqlx::postgres::PgTypeInfo) -> Kind {
-        match info.name() {
-            "BOOL" => Kind::Bool,
-            "INT2" => Kind::I16,
-            "INT4" => Kind::I32,
-            "INT8" => Kind::I64,
-            "FLOAT4" => Kind::F32,
-            "FLOAT8" => Kind::F64,
-            _ => Kind::Bytes,
-        }
-    }
-
-    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
-        let raw = self.try_get_raw(i)?;
-        if raw.is_null() {
-            return Ok(Cell::Null);
-        }
-        kind.cell::<Postgres>(raw)
-    }
-
-    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError> {
-        let raw = self.try_get_raw(i)?;
-        if raw.is_null() {
-            return Ok(None);
-        }
-        Ok(Some(
-            Decode::<Postgres>::decode(raw).map_err(sqlx::Error::Decode)?,
-        ))
-    }
-}
-
-impl ServerRow for MySqlRow {
-    fn kind(info: &sqlx::mysql::MySqlTypeInfo) -> Kind {
-        match info.name() {
-            "BOOLEAN" | "TINYINT" | "SMALLINT" | "MEDIUMINT" | "INT" | "BIGINT" | "YEAR" => {
-                Kind::I64
+        use mysql_async::Value as V;
+        Ok(match self.as_ref(i) {
+            Some(V::NULL) => Cell::Null,
+            Some(V::Int(n)) => Cell::Int(*n),
+            Some(V::UInt(n)) => i64::try_from(*n).map_or(Cell::Real(*n as f64), Cell::Int),
+            Some(V::Float(x)) => Cell::Real(f64::from(*x)),
+            Some(V::Double(x)) => Cell::Real(*x),
+            Some(V::Bytes(bytes)) => text_or_blob(bytes),
+            Some(V::Date(..) | V::Time(..)) => {
+                return Err(ODataError::internal(&"a date or time not read as text"))
             }
-            "TINYINT UNSIGNED" | "SMALLINT UNSIGNED" | "MEDIUMINT UNSIGNED" | "INT UNSIGNED"
-            | "BIGINT UNSIGNED" => Kind::U64,
-            "FLOAT" => Kind::F32,
-            "DOUBLE" => Kind::F64,
-            _ => Kind::Bytes,
-        }
+            None => return Err(ODataError::internal(&format!("no column {i}"))),
+        })
     }
 
-    fn decode(&self, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
-        let raw = self.try_get_raw(i)?;
-        if raw.is_null() {
-            return Ok(Cell::Null);
+    /// Text is written from its bytes ([`write_bytes`]), without making it
+    /// a [`Cell`] first.
+    fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
+        match self.as_ref(i) {
+            Some(mysql_async::Value::Bytes(bytes)) => write_bytes(out, bytes, edm),
+            _ => write_value(out, self.cell(i)?, edm),
         }
-        if let Kind::U64 = kind {
-            let n: u64 = Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?;
-            return Ok(i64::try_from(n).map_or(Cell::Real(n as f64), Cell::Int));
-        }
-        kind.cell::<MySql>(raw)
-    }
-
-    fn bytes(&self, i: usize) -> Result<Option<&[u8]>, ODataError> {
-        let raw = self.try_get_raw(i)?;
-        if raw.is_null() {
-            return Ok(None);
-        }
-        Ok(Some(
-            Decode::<MySql>::decode(raw).map_err(sqlx::Error::Decode)?,
-        ))
+        Ok(())
     }
 }
 
-/// A server engine's row with the kinds of its statement's columns.
-struct Kinded<'a, R> {
-    row: &'a R,
+/// Column `i` of a PostgreSQL row, decoded as `kind`. Values arrive in
+/// PostgreSQL's binary format; the service reads exact, date and time types
+/// as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
+fn pg_decode(row: &tokio_postgres::Row, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
+    use tokio_postgres::types::{FromSql, Type};
+    fn decode<'r, T: FromSql<'r>>(ty: &Type, raw: &'r [u8]) -> Result<T, ODataError> {
+        T::from_sql(ty, raw).map_err(|e| ODataError::internal(&e))
+    }
+    let Some(raw) = pg_raw(row, i)? else {
+        return Ok(Cell::Null);
+    };
+    Ok(match kind {
+        Kind::Bool => Cell::Bool(decode(&Type::BOOL, raw)?),
+        Kind::I16 => Cell::Int(decode::<i16>(&Type::INT2, raw)?.into()),
+        Kind::I32 => Cell::Int(decode::<i32>(&Type::INT4, raw)?.into()),
+        Kind::I64 => Cell::Int(decode(&Type::INT8, raw)?),
+        Kind::F32 => Cell::Real(decode::<f32>(&Type::FLOAT4, raw)?.into()),
+        Kind::F64 => Cell::Real(decode(&Type::FLOAT8, raw)?),
+        Kind::Bytes => text_or_blob(raw),
+    })
+}
+
+/// The kinds of a PostgreSQL row's columns, in order: the same for every
+/// row of a statement, so found once from its first row.
+fn pg_kinds(row: &tokio_postgres::Row) -> Vec<Kind> {
+    use tokio_postgres::types::Type;
+    row.columns()
+        .iter()
+        .map(|column| match *column.type_() {
+            Type::BOOL => Kind::Bool,
+            Type::INT2 => Kind::I16,
+            Type::INT4 => Kind::I32,
+            Type::INT8 => Kind::I64,
+            Type::FLOAT4 => Kind::F32,
+            Type::FLOAT8 => Kind::F64,
+            _ => Kind::Bytes,
+        })
+        .collect()
+}
+
+/// A PostgreSQL row with the kinds of its statement's columns.
+struct PgCells<'a> {
+    row: &'a tokio_postgres::Row,
     kinds: &'a [Kind],
 }
 
-impl<R: ServerRow> Kinded<'_, R> {
+impl PgCells<'_> {
     fn kind(&self, i: usize) -> Result<Kind, ODataError> {
         match self.kinds.get(i) {
             Some(kind) => Ok(*kind),
@@ -231,9 +191,9 @@ impl<R: ServerRow> Kinded<'_, R> {
     }
 }
 
-impl<R: ServerRow> Cells for Kinded<'_, R> {
+impl Cells for PgCells<'_> {
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        self.row.decode(i, self.kind(i)?)
+        pg_decode(self.row, i, self.kind(i)?)
     }
 
     /// Text is written from its bytes ([`write_bytes`]), without making it
@@ -263,7 +223,7 @@ impl<R: ServerRow> Cells for Kinded<'_, R> {
     }
 }
 
-impl<R: ServerRow> Kinded<'_, R> {
+impl PgCells<'_> {
     #[inline]
     fn write_kind(
         &self,
@@ -273,18 +233,18 @@ impl<R: ServerRow> Kinded<'_, R> {
         out: &mut Vec<u8>,
     ) -> Result<(), ODataError> {
         match kind {
-            Kind::Bytes => match self.row.bytes(i)? {
+            Kind::Bytes => match pg_raw(self.row, i)? {
                 Some(bytes) => write_bytes(out, bytes, edm),
                 None => out.extend_from_slice(b"null"),
             },
-            kind => write_value(out, self.row.decode(i, kind)?, edm),
+            kind => write_value(out, pg_decode(self.row, i, kind)?, edm),
         }
         Ok(())
     }
 }
 
-/// How a server engine's value is decoded, found once per statement from
-/// its column's type; each value is then decoded as it lies in the row.
+/// How a PostgreSQL value is decoded, found once per statement from its
+/// column's type; each value is then decoded as it lies in the row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     /// A boolean.
@@ -295,45 +255,12 @@ enum Kind {
     I32,
     /// A 64-bit integer.
     I64,
-    /// An unsigned 64-bit integer (MySQL), a number when out of `i64`'s range.
-    U64,
     /// A 32-bit float.
     F32,
     /// A 64-bit float.
     F64,
     /// Text (read as UTF-8) or anything else the service reads as text.
     Bytes,
-}
-
-impl Kind {
-    fn cell<'r, DB>(self, raw: DB::ValueRef<'r>) -> Result<Cell<'r>, ODataError>
-    where
-        DB: sqlx::Database,
-        bool: Decode<'r, DB>,
-        i16: Decode<'r, DB>,
-        i32: Decode<'r, DB>,
-        i64: Decode<'r, DB>,
-        f32: Decode<'r, DB>,
-        f64: Decode<'r, DB>,
-        &'r [u8]: Decode<'r, DB>,
-    {
-        fn decode<'r, DB: sqlx::Database, T: Decode<'r, DB>>(
-            raw: DB::ValueRef<'r>,
-        ) -> Result<T, ODataError> {
-            T::decode(raw).map_err(|e| sqlx::Error::Decode(e).into())
-        }
-        Ok(match self {
-            Kind::Bool => Cell::Bool(decode::<DB, bool>(raw)?),
-            Kind::I16 => Cell::Int(decode::<DB, i16>(raw)?.into()),
-            Kind::I32 => Cell::Int(decode::<DB, i32>(raw)?.into()),
-            // Decoded by the engine's row (MySQL's alone has them).
-            Kind::U64 => return Err(ODataError::internal(&"an unsigned column")),
-            Kind::I64 => Cell::Int(decode::<DB, i64>(raw)?),
-            Kind::F32 => Cell::Real(decode::<DB, f32>(raw)?.into()),
-            Kind::F64 => Cell::Real(decode::<DB, f64>(raw)?),
-            Kind::Bytes => text_or_blob(decode::<DB, &[u8]>(raw)?),
-        })
-    }
 }
 
 /// Bytes as text when they are UTF-8.
@@ -675,79 +602,52 @@ pub async fn scalar(db: &Db, sql: Sql) -> Result<i64, ODataError> {
 /// (SQLite in memory) from sqlx's `Any` pool.
 async fn read<S: Sink>(db: &Db, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODataError> {
     match db.read_pool() {
-        Some(ReadPool::Postgres(pool)) => read_native(pool, sql, feed).await,
-        Some(ReadPool::MySql(pool)) => read_native(pool, sql, feed).await,
+        Some(ReadPool::Postgres(pool)) => read_postgres(pool, sql, feed).await,
+        Some(ReadPool::MySql(pool)) => read_mysql(pool, sql, feed).await,
         None => read_any(db, sql, feed).await,
     }
 }
 
-/// Feeds the rows of `sql` on a connection for bulk reads, as they arrive,
-/// each column decoded by the kind its type gave on the first row.
-async fn read_native<DB, S: Sink>(
-    reads: &Reads<DB>,
+/// Feeds the rows of `sql` from PostgreSQL's bulk-read connections as they
+/// arrive, each column decoded by the kind its type gave on the first row.
+async fn read_postgres<S: Sink>(
+    reads: &PgReads,
     sql: &Sql,
     mut feed: Feed<S>,
-) -> Result<Feed<S>, ODataError>
-where
-    DB: sqlx::Database,
-    DB::Row: ServerRow,
-    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
-    for<'q> bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    for<'q> i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    for<'q> f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    for<'q> Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    // Idle connections are not pinged before use: one lost meanwhile fails
-    // its first step, and the statement runs again on another.
-    let mut retries = reads.idle();
-    let mut conn = reads.acquire().await?;
-    loop {
-        let mut results = sqlx::Executor::fetch_many(&mut *conn, bound::<DB>(sql));
-        let mut next = match results.try_next().await {
-            Err(e) if retries > 0 && is_unavailable(&e) => {
-                drop(results);
-                retries -= 1;
-                drop(conn);
-                conn = reads.acquire().await?;
-                continue;
-            }
-            first => first?,
-        };
-        let mut kinds = Vec::new();
-        while let Some(result) = next {
-            if let sqlx::Either::Right(row) = result {
-                if kinds.is_empty() {
-                    kinds = row.kinds();
-                }
-                let row = Kinded {
-                    row: &row,
-                    kinds: &kinds,
-                };
-                if !feed.take(&row)? {
-                    break;
-                }
-            }
-            next = results.try_next().await?;
+) -> Result<Feed<S>, ODataError> {
+    let mut rows = reads.query(&sql.text, &sql.binds).await?;
+    let mut kinds = Vec::new();
+    while let Some(row) = rows.next().await? {
+        if kinds.is_empty() {
+            kinds = pg_kinds(&row);
         }
-        drop(results);
-        conn.give_back();
-        return Ok(feed);
+        let row = PgCells {
+            row: &row,
+            kinds: &kinds,
+        };
+        if !feed.take(&row)? {
+            break;
+        }
     }
+    Ok(feed)
 }
 
-/// `sql` with its values bound, for the driver `DB`.
-fn bound<'q, DB>(sql: &'q Sql) -> sqlx::query::Query<'q, DB, DB::Arguments<'q>>
-where
-    DB: sqlx::Database,
-    bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    i64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-    Option<&'q str>: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    let mut q = sqlx::query::<DB>(&sql.text);
+/// Feeds the rows of `sql` from MySQL's or MariaDB's bulk-read connections
+/// as they arrive.
+async fn read_mysql<S: Sink>(
+    reads: &MySqlReads,
+    sql: &Sql,
+    mut feed: Feed<S>,
+) -> Result<Feed<S>, ODataError> {
+    reads
+        .each(&sql.text, &sql.binds, |row| feed.take(row))
+        .await?;
+    Ok(feed)
+}
+
+/// `sql` with its values bound, for sqlx's `Any` driver.
+fn bound(sql: &Sql) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+    let mut q = sqlx::query(&sql.text);
     for bind in &sql.binds {
         q = match bind {
             Bind::Bool(b) => q.bind(*b),
@@ -761,7 +661,7 @@ where
 
 async fn read_any<S: Sink>(db: &Db, sql: &Sql, mut feed: Feed<S>) -> Result<Feed<S>, ODataError> {
     let blobs_are_text = db.dialect().blobs_are_text();
-    let mut rows = bound::<sqlx::Any>(sql).fetch(db.pool());
+    let mut rows = bound(sql).fetch(db.pool());
     while let Some(row) = rows.try_next().await? {
         let row = SqlxRow {
             row: &row,

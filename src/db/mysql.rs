@@ -1,0 +1,147 @@
+//! MySQL's and MariaDB's connections for bulk reads (OData), on
+//! `mysql_async` and its pool.
+//!
+//! As on PostgreSQL ([`super::PgReads`]), pages are read with the engine's
+//! own client rather than sqlx: each row arrives as typed values, without
+//! sqlx's stream layers and per-cell lookups. Each connection keeps its
+//! prepared statements and its session settings (read committed, the
+//! statement timeout); the pool neither pings nor resets a connection
+//! between statements.
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, DriverError, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Row, Value};
+use tokio::sync::OnceCell;
+
+use super::{Bind, ReadError, ReadFailure, ReadLimits, MYSQL_READ_COMMITTED};
+
+/// Prepared statements a connection keeps (least recently used go first).
+const STATEMENTS_KEPT: usize = 256;
+
+/// How long a connection may wait idle before it is closed.
+const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The bulk-read connections to one MySQL or MariaDB database.
+#[derive(Clone, Debug)]
+pub struct MySqlReads {
+    opts: Opts,
+    limits: ReadLimits,
+    /// Opened on the first read: which timeout setting a connection gets
+    /// depends on whether the server is MariaDB, which only it can tell.
+    pool: std::sync::Arc<OnceCell<Pool>>,
+}
+
+impl MySqlReads {
+    /// At most `limits.max_connections` connections to `url`, each reading
+    /// committed and cancelling a statement after
+    /// `limits.statement_timeout_ms`. Nothing is opened before the first
+    /// read, so a database that is down at start does not stop the process.
+    pub fn new(url: &str, limits: ReadLimits) -> Result<MySqlReads, ReadError> {
+        Ok(MySqlReads {
+            opts: Opts::from_url(url).map_err(mysql_async::Error::from)?,
+            limits,
+            pool: std::sync::Arc::new(OnceCell::new()),
+        })
+    }
+
+    /// The pool, opened on first use with the settings the server speaks.
+    async fn pool(&self) -> Result<&Pool, ReadError> {
+        self.pool
+            .get_or_try_init(|| async {
+                let probe = Conn::new(self.opts.clone()).await?;
+                // MariaDB counts seconds in `max_statement_time`; MySQL has
+                // `max_execution_time` in milliseconds. MariaDB's versions
+                // start at 10, MySQL's are below.
+                let mariadb = probe.server_version().0 >= 10;
+                let _ = probe.disconnect().await;
+                let ms = self.limits.statement_timeout_ms;
+                let timeout = if mariadb {
+                    format!("SET SESSION max_statement_time = {}", f64::from(ms) / 1000.0)
+                } else {
+                    format!("SET SESSION max_execution_time = {ms}")
+                };
+                let max = (self.limits.max_connections.max(1)) as usize;
+                let constraints = PoolConstraints::new(0, max)
+                    .ok_or_else(|| ReadError::Pool("a pool of no connections".into()))?;
+                let opts = OptsBuilder::from_opts(self.opts.clone())
+                    .setup(vec![MYSQL_READ_COMMITTED.to_owned(), timeout])
+                    .stmt_cache_size(STATEMENTS_KEPT)
+                    .pool_opts(
+                        PoolOpts::default()
+                            .with_constraints(constraints)
+                            .with_inactive_connection_ttl(IDLE_TIMEOUT)
+                            .with_reset_connection(false),
+                    );
+                Ok::<Pool, ReadError>(Pool::new(opts))
+            })
+            .await
+    }
+
+    /// Runs `text` (with `?` placeholders) bound to `binds` as a prepared
+    /// statement and hands each row, as it arrives, to `each` until it
+    /// answers `false`. A connection that turns out lost on the first step
+    /// is dropped and the statement runs again, up to once per connection
+    /// the pool may hold.
+    pub async fn each<E: From<ReadError>>(
+        &self,
+        text: &str,
+        binds: &[Bind],
+        mut each: impl FnMut(&Row) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let pool = self.pool().await?;
+        let mut retries = self.limits.max_connections;
+        loop {
+            let mut conn = pool.get_conn().await.map_err(ReadError::from)?;
+            let params = Params::Positional(binds.iter().map(value).collect());
+            let mut result = match conn.exec_iter(text, params).await {
+                Ok(result) => result,
+                Err(e) if retries > 0 && is_lost(&e) => {
+                    retries -= 1;
+                    continue;
+                }
+                Err(e) => return Err(ReadError::from(e).into()),
+            };
+            while let Some(row) = result.next().await.map_err(ReadError::from)? {
+                if !each(&row)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+    }
+}
+
+/// A bound value as MySQL receives it: the types sqlx sent for the same
+/// values, so the statement means the same on either path.
+fn value(bind: &Bind) -> Value {
+    match bind {
+        Bind::Bool(b) => Value::Int(i64::from(*b)),
+        Bind::Int(i) => Value::Int(*i),
+        Bind::Text(t) | Bind::Decimal(t) => Value::Bytes(t.as_bytes().to_vec()),
+        Bind::Double(d) => Value::Double(*d),
+    }
+}
+
+/// Whether `e` says the connection is gone, so the statement may run on
+/// another.
+fn is_lost(e: &mysql_async::Error) -> bool {
+    failure(e) == ReadFailure::Unavailable
+}
+
+/// How `e` is answered.
+pub fn failure(e: &mysql_async::Error) -> ReadFailure {
+    match e {
+        mysql_async::Error::Server(server) => match server.code {
+            1969 | 3024 => ReadFailure::Timeout,
+            1053 | 1077 | 1927 => ReadFailure::Unavailable,
+            _ if server.state.starts_with("22") => ReadFailure::DataException,
+            _ => ReadFailure::Other,
+        },
+        mysql_async::Error::Io(_)
+        | mysql_async::Error::Driver(
+            DriverError::ConnectionClosed
+            | DriverError::PoolDisconnected
+            | DriverError::PacketOutOfOrder,
+        ) => ReadFailure::Unavailable,
+        _ => ReadFailure::Other,
+    }
+}
