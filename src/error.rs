@@ -110,9 +110,17 @@ pub enum AuthError {
     /// `POST /auth/intents/<kind>` for a kind that does not exist (404).
     #[error("unknown intent")]
     UnknownIntent,
-    /// The host bound no `OrgSetupHandler` (500 `org_setup_handler_missing`).
-    #[error("no org-setup handler is bound")]
-    OrgSetupHandlerMissing,
+    /// The host bound no handler for an intent kind answered on a screen
+    /// (500 `<kind>_handler_missing`, as `org_setup_handler_missing`).
+    #[error("no {handler} is bound")]
+    IntentHandlerMissing {
+        /// The kind's wire name (`org_setup`).
+        kind: &'static str,
+        /// The handler trait (`OrgSetupHandler`).
+        handler: &'static str,
+        /// The `Gatehouse` method that binds one (`org_setup`).
+        builder: &'static str,
+    },
     /// Sign-in is at capacity: `auth.hash_queue` sign-ins already wait for a
     /// hash (503 `busy`, `Retry-After: 1`).
     #[error("too many sign-ins waiting for a password hash")]
@@ -148,7 +156,7 @@ impl AuthError {
             Self::UnknownIntent | Self::NotFound => Status::NotFound,
             Self::Busy | Self::Unavailable => Status::ServiceUnavailable,
             Self::Database(e) if crate::db::is_unavailable(e) => Status::ServiceUnavailable,
-            Self::OrgSetupHandlerMissing | Self::Database(_) | Self::Internal(_) => {
+            Self::IntentHandlerMissing { .. } | Self::Database(_) | Self::Internal(_) => {
                 Status::InternalServerError
             }
         }
@@ -183,7 +191,9 @@ impl AuthError {
                 "message": "two_factor_failed",
                 "errors": {"code": ["two_factor_failed"]}
             }),
-            Self::OrgSetupHandlerMissing => json!({"message": "org_setup_handler_missing"}),
+            Self::IntentHandlerMissing { kind, .. } => {
+                json!({"message": format!("{kind}_handler_missing")})
+            }
             Self::Busy => json!({"message": "busy"}),
             Self::Database(_) | Self::Internal(_) | Self::Unavailable => {
                 json!({"message": "server_error"})
@@ -214,8 +224,11 @@ impl<'r> Responder<'r, 'static> for AuthError {
             Self::Internal(e) => {
                 tracing::error!(error = %e, path = %loggable(req), "internal failure")
             }
-            Self::OrgSetupHandlerMissing => tracing::error!(
-                "POST /auth/intents/org-setup: no OrgSetupHandler is bound; call Gatehouse::org_setup"
+            Self::IntentHandlerMissing {
+                handler, builder, ..
+            } => tracing::error!(
+                "POST {}: no {handler} is bound; call Gatehouse::{builder}",
+                req.uri().path()
             ),
             _ => {}
         }

@@ -21,7 +21,9 @@ use crate::error::AuthError;
 use crate::events::{AuthEventListener, Events};
 use crate::host_routes::HostRoutes;
 use crate::i18n::Catalog;
-use crate::intents::{DefaultDispenser, IntentDispenser, OrgSetupHandler};
+use crate::intents::{
+    DefaultDispenser, IntentDispenser, IntentHandlers, IntentKind, OrgSetupHandler,
+};
 use crate::mail::{Composer, Mailer};
 use crate::odata::{self, declared_sets, EntitySet, Model, Service};
 use crate::screens::{self, Screen, Screens};
@@ -49,7 +51,7 @@ use crate::state::GatehouseState;
 #[derive(Default)]
 pub struct Gatehouse {
     dispenser: Option<Arc<dyn IntentDispenser>>,
-    org_setup: Option<Arc<dyn OrgSetupHandler>>,
+    intent_handlers: IntentHandlers,
     events: Events,
     odata_sets: Vec<EntitySet>,
 }
@@ -73,7 +75,7 @@ impl Gatehouse {
 
     /// Binds the host's org-setup handler.
     pub fn org_setup(mut self, handler: impl OrgSetupHandler) -> Self {
-        self.org_setup = Some(Arc::new(handler));
+        self.intent_handlers.org_setup = Some(Arc::new(handler));
         self
     }
 
@@ -175,6 +177,7 @@ impl Gatehouse {
                     .join("assets/ci/logo-full.svg")
                     .is_file(),
                 settings.auth.password_min_length,
+                IntentKind::screen_paths().collect(),
             )?),
             events: self.events.clone().stored_in(db.clone()),
             shared: Shared { settings, db },
@@ -182,7 +185,7 @@ impl Gatehouse {
                 .dispenser
                 .clone()
                 .unwrap_or_else(|| Arc::new(DefaultDispenser)),
-            org_setup: self.org_setup.clone(),
+            intent_handlers: self.intent_handlers.clone(),
             routes,
         };
         Ok((state, odata))

@@ -6,7 +6,7 @@ use crate::auth::{PasswordHasher, Throttles};
 use crate::shared::Shared;
 use crate::events::Events;
 use crate::host_routes::HostRoutes;
-use crate::intents::{IntentContext, IntentDispenser, OrgSetupHandler};
+use crate::intents::{IntentContext, IntentDispenser, IntentHandlers};
 use crate::session::Session;
 
 /// The shared state of the add-on, available as `&State<Gatehouse>` to host code
@@ -32,8 +32,8 @@ pub struct GatehouseState {
     pub events: Events,
     /// Chooses what a signed-in user does next.
     pub dispenser: Arc<dyn IntentDispenser>,
-    /// Handles org-setup submissions, when the host bound one.
-    pub org_setup: Option<Arc<dyn OrgSetupHandler>>,
+    /// The host's handlers of the intent kinds answered on a screen.
+    pub intent_handlers: IntentHandlers,
     /// The host's named routes.
     pub routes: HostRoutes,
 }

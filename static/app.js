@@ -2,8 +2,13 @@
 // intent loop. Without this script every form still works by plain posts.
 (function () {
   "use strict";
-  var source = document.getElementById("gatehouse-messages");
-  var messages = source ? JSON.parse(source.textContent) : {};
+  function embedded(id) {
+    var source = document.getElementById(id);
+    return source ? JSON.parse(source.textContent) : {};
+  }
+  var messages = embedded("gatehouse-messages");
+  // The screen of each intent kind answered on one, by the kind's wire name.
+  var intentScreens = embedded("gatehouse-intents");
 
   function text(code, data) {
     var words = messages[code] || code;
@@ -57,7 +62,7 @@
   function follow(next) {
     if (!next) return;
     if (next.kind === "redirect") window.location.assign(next.payload.target);
-    else if (next.kind === "org_setup") window.location.assign("/login/org-setup");
+    else if (intentScreens[next.kind]) window.location.assign(intentScreens[next.kind]);
   }
 
   function fields(form) {
@@ -120,6 +125,8 @@
         return showCodes(data.recovery_codes);
       case "forgot": form.reset(); return show("success", text("reset_link_sent"));
       case "set-password": return window.location.assign("/login?notice=reset_success");
+      // Any intent's screen (`org-setup`: its older name, in hosts' templates).
+      case "intent":
       case "org-setup":
         if (data.status === "satisfied") return follow(data.next);
         if (data.status === "needs_more_input") return show("error", text("needs_more_input"));

@@ -5,87 +5,25 @@
 //! follow it; an `org_setup` submission reaches the host's
 //! [`OrgSetupHandler`], whose [`IntentResult`] either satisfies the intent
 //! (the dispenser is asked again) or asks for more input.
+//!
+//! Every kind is declared once, in `registry.rs`: its wire name and payload,
+//! its screen, where its answer is posted, its request and its handler. A
+//! kind's own file holds its request type and its handler trait.
 
 mod context;
 mod dispenser;
 mod org_setup;
+mod registry;
 
 pub use context::IntentContext;
 pub use dispenser::DefaultDispenser;
-pub use org_setup::{CompanySize, JobFunction, LegalForm, OrgSetupRequest};
+pub use org_setup::{CompanySize, JobFunction, LegalForm, OrgSetupHandler, OrgSetupRequest};
+pub use registry::{Intent, IntentHandlers, IntentKind, Submission};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::FieldErrors;
-use crate::screens::Screen;
 use crate::session::AuthUser;
-
-/// The kinds of intent; closed, like the screens that follow them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IntentKind {
-    /// Navigate to an absolute URL.
-    Redirect,
-    /// Show the organisation set-up screen.
-    OrgSetup,
-}
-
-impl IntentKind {
-    /// The wire name (`redirect`, `org_setup`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Redirect => "redirect",
-            Self::OrgSetup => "org_setup",
-        }
-    }
-}
-
-/// What the signed-in user should do next.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Intent {
-    /// Go to `target`, an absolute URL.
-    Redirect {
-        /// Absolute URL.
-        target: String,
-    },
-    /// Create an organisation first.
-    OrgSetup {
-        /// How the screen greets the user.
-        person_name: String,
-    },
-}
-
-impl Intent {
-    /// The kind of this intent.
-    pub fn kind(&self) -> IntentKind {
-        match self {
-            Self::Redirect { .. } => IntentKind::Redirect,
-            Self::OrgSetup { .. } => IntentKind::OrgSetup,
-        }
-    }
-
-    /// The wire envelope `{"kind", "version": "1", "payload"}`.
-    ///
-    /// ```
-    /// use gatehouse::Intent;
-    /// let next = Intent::Redirect { target: "https://example.org/dashboard".into() };
-    /// assert_eq!(next.envelope()["payload"]["target"], "https://example.org/dashboard");
-    /// ```
-    pub fn envelope(&self) -> Value {
-        let payload = match self {
-            Self::Redirect { target } => json!({ "target": target }),
-            Self::OrgSetup { person_name } => json!({ "personName": person_name }),
-        };
-        json!({ "kind": self.kind().as_str(), "version": "1", "payload": payload })
-    }
-
-    /// Where a browser without JavaScript goes to follow this intent.
-    pub fn screen_url(&self) -> String {
-        match self {
-            Self::Redirect { target } => target.clone(),
-            Self::OrgSetup { .. } => Screen::OrgSetup.path().to_owned(),
-        }
-    }
-}
 
 /// A handler's verdict on one submission.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,16 +59,4 @@ impl IntentResult {
 pub trait IntentDispenser: Send + Sync + 'static {
     /// The next intent for `user`.
     async fn dispense(&self, user: &AuthUser, ctx: &IntentContext) -> Intent;
-}
-
-/// Handles an organisation set-up submission, already validated and typed.
-#[rocket::async_trait]
-pub trait OrgSetupHandler: Send + Sync + 'static {
-    /// Creates the organisation (or says why not).
-    async fn handle(
-        &self,
-        user: &AuthUser,
-        request: OrgSetupRequest,
-        ctx: &IntentContext,
-    ) -> IntentResult;
 }

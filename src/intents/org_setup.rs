@@ -1,8 +1,10 @@
-//! The organisation set-up submission, typed.
+//! The organisation set-up submission, typed, and the host's handler of it.
 
+use super::{IntentContext, IntentResult};
 use crate::body::Input;
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
+use crate::session::AuthUser;
 
 /// Legal form of the organisation (`1` or `2` on the wire).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,4 +155,16 @@ fn choice<T>(
         errors.add(field, "in");
     }
     parsed
+}
+
+/// Handles an organisation set-up submission, already validated and typed.
+#[rocket::async_trait]
+pub trait OrgSetupHandler: Send + Sync + 'static {
+    /// Creates the organisation (or says why not).
+    async fn handle(
+        &self,
+        user: &AuthUser,
+        request: OrgSetupRequest,
+        ctx: &IntentContext,
+    ) -> IntentResult;
 }

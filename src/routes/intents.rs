@@ -1,41 +1,64 @@
-//! `POST /auth/intents/<kind>`.
+//! `POST /auth/intents/<kind>`: the answer to any intent kind a screen asks
+//! for, handed to the handler the host bound for that kind.
 
+use std::convert::Infallible;
+
+use rocket::http::Status;
+use rocket::request::{self, FromRequest, Request};
 use rocket::{post, State};
 use serde_json::{json, Value};
 
-use crate::intents::{IntentResult, OrgSetupRequest};
 use crate::body::{BodyError, Input};
 use crate::error::AuthError;
+use crate::intents::{IntentResult, Submission};
 use crate::reply::Reply;
+use crate::screens::Posted;
 use crate::security::SameOrigin;
 use crate::session::{AuthUser, Session};
-use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
 
-/// Hands a validated org-setup submission to the host's handler.
-#[post("/auth/intents/org-setup", data = "<body>")]
-pub async fn org_setup(
+/// The kind a request's path answers. Rocket runs request guards before it
+/// reads path segments, so this guard comes first: a path no kind is
+/// answered at forwards to [`unknown`] before any other guard is asked,
+/// which makes it a 404 for a guest or another origin too.
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for Submission {
+    type Error = Infallible;
+
+    async fn from_request(req: &'r Request<'_>) -> request::Outcome<Self, Infallible> {
+        match Submission::at(req.uri().path().as_str()) {
+            Some(submission) => request::Outcome::Success(submission),
+            None => request::Outcome::Forward(Status::NotFound),
+        }
+    }
+}
+
+/// Hands a validated answer to the host's handler of its kind: JSON
+/// `{status, next_step, errors, next}`, or for a form post a 303 to the next
+/// intent's screen (when satisfied) or back to the kind's screen.
+#[post("/auth/intents/<_kind>", data = "<body>")]
+pub async fn submit(
+    submission: Submission,
     _origin: SameOrigin,
     user: AuthUser,
     session: Session,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
+    _kind: &str,
 ) -> Posted<Reply> {
     let answer: Result<Reply, AuthError> = async {
-        let handler = gh
-            .org_setup
-            .clone()
-            .ok_or(AuthError::OrgSetupHandlerMissing)?;
+        let handler = gh.intent_handlers.bound(submission.kind)?;
         let input = body?;
-        let request = OrgSetupRequest::from_input(&input)?;
         let ctx = gh.intent_context(session.clone());
-        let result = handler.handle(&user, request, &ctx).await;
+        let result = handler.handle(&input, &user, &ctx).await?;
         let (status, next_step, errors, next) = match &result {
             IntentResult::Satisfied => {
                 let next = gh.dispenser.dispense(&user, &ctx).await;
                 ("satisfied", Value::Null, Value::Null, Some(next))
             }
-            IntentResult::NeedsMoreInput(step) => ("needs_more_input", step.clone(), Value::Null, None),
+            IntentResult::NeedsMoreInput(step) => {
+                ("needs_more_input", step.clone(), Value::Null, None)
+            }
             IntentResult::Error(errors) => ("error", Value::Null, errors.to_json(), None),
         };
         if input.is_form() {
@@ -45,7 +68,7 @@ pub async fn org_setup(
                     session.set_flash(
                         json!({"message": status, "next_step": next_step, "errors": errors}),
                     );
-                    Reply::screen(Screen::OrgSetup.path())
+                    Reply::screen(submission.screen.path())
                 }
             });
         }

@@ -29,7 +29,7 @@ pub fn all() -> Vec<Route> {
         reset::reset_link,
         reset::reset_password,
         reset::reset_password_signed_in,
-        intents::org_setup,
+        intents::submit,
         intents::unknown,
         screens::login,
         screens::login_signed_in,
@@ -55,8 +55,31 @@ pub fn all() -> Vec<Route> {
 
 #[cfg(test)]
 mod tests {
+    use rocket::http::Method;
+
     use super::*;
+    use crate::intents::IntentKind;
     use crate::screens::Screen;
+
+    /// Whether a route's `pattern` matches `path`: segment by segment, a
+    /// `<…>` segment matching any one.
+    fn matches(pattern: &str, path: &str) -> bool {
+        let (pattern, path): (Vec<&str>, Vec<&str>) =
+            (pattern.split('/').collect(), path.split('/').collect());
+        pattern.len() == path.len()
+            && pattern
+                .iter()
+                .zip(&path)
+                .all(|(p, s)| p == s || p.starts_with('<'))
+    }
+
+    /// The route Rocket tries first for `method` at `path`.
+    fn first_route<'a>(routes: &'a [Route], method: Method, path: &str) -> Option<&'a Route> {
+        routes
+            .iter()
+            .filter(|route| route.method == method && matches(route.uri.path(), path))
+            .min_by_key(|route| route.rank)
+    }
 
     #[test]
     fn every_screen_is_served_at_its_path() {
@@ -67,6 +90,28 @@ mod tests {
                     && route.uri.path() == screen.path()),
                 "{screen:?} at {} is not mounted",
                 screen.path()
+            );
+        }
+    }
+
+    #[test]
+    fn every_intent_kind_with_a_screen_is_shown_and_answered() {
+        let routes = all();
+        for kind in IntentKind::ALL {
+            let Some(submission) = kind.submission() else {
+                continue;
+            };
+            let screen = submission.screen.path();
+            assert!(
+                first_route(&routes, Method::Get, screen).is_some(),
+                "{kind:?}: no GET {screen}"
+            );
+            let answered = first_route(&routes, Method::Post, submission.path);
+            assert_eq!(
+                answered.and_then(|route| route.name.as_deref()),
+                Some("submit"),
+                "{kind:?}: POST {} does not reach the submission route",
+                submission.path
             );
         }
     }

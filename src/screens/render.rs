@@ -61,6 +61,13 @@ fn error_ids(errors: &BTreeMap<String, String>, message: Option<&str>) -> BTreeM
         .collect()
 }
 
+/// `value` as JSON to put inside a `<script>` element: no `<` can close it.
+fn script_json(value: &impl Serialize) -> String {
+    serde_json::to_string(value)
+        .unwrap_or_default()
+        .replace('<', "\\u003c")
+}
+
 #[derive(Serialize)]
 struct LanguageLink {
     tag: &'static str,
@@ -81,6 +88,8 @@ pub struct Screens {
     routes: HostRoutes,
     logo: bool,
     min_password: usize,
+    /// Each intent kind's screen by wire name, as JSON for the script.
+    intent_screens_json: String,
 }
 
 /// What one screen shows besides its wording.
@@ -99,12 +108,15 @@ pub struct View {
 impl Screens {
     /// Loads the templates: the embedded set, or `templates_dir` when given
     /// (every `*.html` there replaces the embedded file of the same name).
+    /// `intent_screens` maps each intent kind answered on a screen to that
+    /// screen's path, for the script that follows the intent loop.
     pub fn load(
         templates_dir: Option<&Path>,
         catalog: Arc<Catalog>,
         routes: HostRoutes,
         logo: bool,
         min_password: usize,
+        intent_screens: BTreeMap<&'static str, &'static str>,
     ) -> Result<Self, String> {
         let mut tera = Tera::default();
         let screens = Screen::ALL.iter().map(|s| (s.template(), s.source()));
@@ -137,6 +149,7 @@ impl Screens {
             routes,
             logo,
             min_password,
+            intent_screens_json: script_json(&intent_screens),
         })
     }
 
@@ -165,10 +178,7 @@ impl Screens {
         let all = self
             .catalog
             .group(language, "msg-", &[("seconds", "{seconds}"), ("min", &min)]);
-        // Safe inside <script>: no `<` can close the element.
-        serde_json::to_string(&all)
-            .unwrap_or_default()
-            .replace('<', "\\u003c")
+        script_json(&all)
     }
 
     /// Renders `screen` in `language`.
@@ -217,6 +227,7 @@ impl Screens {
         context.insert("form", &flash.and_then(|f| f.get("form")).cloned());
         context.insert("logo", &self.logo);
         context.insert("messages_json", &self.messages_json(language));
+        context.insert("intent_screens_json", &self.intent_screens_json);
         context.insert("languages", &self.languages(language));
         context.insert("footer", &self.footer(language));
         context.insert("dashboard", &self.routes.dashboard);

@@ -236,6 +236,37 @@ async fn unknown_intent_kind_is_404_unknown_intent() {
 }
 
 #[rocket::async_test]
+async fn unknown_intent_kind_is_404_before_the_caller_is_checked() {
+    let app = spawn_app().await;
+    let guest = app.post_json("/auth/intents/other", valid()).await;
+    assert_eq!(guest.status(), Status::NotFound);
+    assert_eq!(
+        guest.into_string().await.unwrap(),
+        r#"{"message":"unknown_intent"}"#
+    );
+    let cross_site = app
+        .client
+        .post("/auth/intents/redirect")
+        .header(rocket::http::ContentType::JSON)
+        .header(rocket::http::Header::new("Sec-Fetch-Site", "cross-site"))
+        .body(valid().to_string())
+        .dispatch()
+        .await;
+    assert_eq!(cross_site.status(), Status::NotFound);
+}
+
+#[rocket::async_test]
+async fn every_screen_tells_the_script_which_screen_follows_each_intent_kind() {
+    let app = spawn_app().await;
+    let page = app.get_html("/login").await.into_string().await.unwrap();
+    let element = "<script type=\"application/json\" id=\"gatehouse-intents\">";
+    let start = page.find(element).expect("the intents element") + element.len();
+    let end = start + page[start..].find("</script>").unwrap();
+    let screens: Value = serde_json::from_str(&page[start..end]).unwrap();
+    assert_eq!(screens, json!({"org_setup": "/login/org-setup"}));
+}
+
+#[rocket::async_test]
 async fn org_setup_malformed_json_is_400() {
     let app = signed_in().await;
     let response = app
