@@ -9,7 +9,9 @@
 //! between statements.
 
 use mysql_async::prelude::Queryable;
-use mysql_async::{Conn, DriverError, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Row, Value};
+use mysql_async::{
+    Conn, DriverError, Opts, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Row, Value,
+};
 use tokio::sync::OnceCell;
 
 use super::{Bind, ReadError, ReadFailure, ReadLimits, MYSQL_READ_COMMITTED};
@@ -55,7 +57,10 @@ impl MySqlReads {
                 let _ = probe.disconnect().await;
                 let ms = self.limits.statement_timeout_ms;
                 let timeout = if mariadb {
-                    format!("SET SESSION max_statement_time = {}", f64::from(ms) / 1000.0)
+                    format!(
+                        "SET SESSION max_statement_time = {}",
+                        f64::from(ms) / 1000.0
+                    )
                 } else {
                     format!("SET SESSION max_execution_time = {ms}")
                 };

@@ -13,7 +13,9 @@ use std::pin::Pin;
 use std::str::FromStr;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
+};
 use futures::TryStreamExt;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql, Type};
@@ -197,10 +199,7 @@ pub fn raw(row: &Row, i: usize) -> Result<Option<&[u8]>, ReadError> {
 struct RawValue<'a>(Option<&'a [u8]>);
 
 impl<'a> FromSql<'a> for RawValue<'a> {
-    fn from_sql(
-        _: &Type,
-        raw: &'a [u8],
-    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
         Ok(RawValue(Some(raw)))
     }
 

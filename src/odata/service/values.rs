@@ -36,11 +36,33 @@ pub fn write_value(out: &mut Vec<u8>, cell: Cell<'_>, edm: EdmType) {
 pub fn write_bytes(out: &mut Vec<u8>, bytes: &[u8], edm: EdmType) {
     match edm {
         EdmType::String if is_plain(bytes) => write_quoted(out, bytes),
+        _ if write_as_is(out, bytes, edm) => {}
         _ => write_value(
             out,
             std::str::from_utf8(bytes).map_or(Cell::Blob(bytes), Cell::Text),
             edm,
         ),
+    }
+}
+
+/// Writes text that is already its JSON value (a number, an instant spelled
+/// as [`rfc3339`] spells it) or that [`write_utc_instant`] rewrites, looking
+/// at its bytes alone; answers `false`, having written nothing, otherwise.
+/// These spellings are ASCII, so the bytes need no UTF-8 check first.
+fn write_as_is(out: &mut Vec<u8>, b: &[u8], edm: EdmType) -> bool {
+    match edm {
+        EdmType::Decimal | EdmType::Int16 | EdmType::Int32 | EdmType::Int64 | EdmType::Double
+            if is_json_number(b) =>
+        {
+            out.extend_from_slice(b);
+            true
+        }
+        EdmType::DateTimeOffset if is_written_as_output(b) => {
+            write_quoted(out, b);
+            true
+        }
+        EdmType::DateTimeOffset => write_utc_instant(out, b),
+        _ => false,
     }
 }
 
@@ -80,20 +102,12 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 
 fn write_text(out: &mut Vec<u8>, text: &str, edm: EdmType) {
     match edm {
-        EdmType::Decimal | EdmType::Int16 | EdmType::Int32 | EdmType::Int64 | EdmType::Double
-            if is_json_number(text.as_bytes()) =>
-        {
-            out.extend_from_slice(text.as_bytes())
-        }
+        _ if write_as_is(out, text.as_bytes(), edm) => {}
         EdmType::Boolean => match text {
             "1" | "t" | "true" | "TRUE" => write_bool(out, true),
             "0" | "f" | "false" | "FALSE" => write_bool(out, false),
             _ => write_str(out, text),
         },
-        EdmType::DateTimeOffset if is_written_as_output(text.as_bytes()) => {
-            write_quoted(out, text.as_bytes())
-        }
-        EdmType::DateTimeOffset if write_utc_instant(out, text.as_bytes()) => {}
         EdmType::DateTimeOffset => match instant(text) {
             Some(t) => write_str(out, &rfc3339(t)),
             None => write_str(out, text),
