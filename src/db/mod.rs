@@ -11,6 +11,7 @@ mod mysql;
 mod postgres;
 mod reader;
 mod schema;
+mod server_url;
 
 pub use dialect::Dialect;
 pub use expressions::{DatePart, Stored, TextValue};

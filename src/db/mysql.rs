@@ -14,6 +14,7 @@ use mysql_async::{
 };
 use tokio::sync::OnceCell;
 
+use super::server_url::ServerUrl;
 use super::{Bind, ReadError, ReadFailure, ReadLimits, MYSQL_READ_COMMITTED};
 
 /// Prepared statements a connection keeps (least recently used go first).
@@ -39,7 +40,7 @@ impl MySqlReads {
     /// read, so a database that is down at start does not stop the process.
     pub fn new(url: &str, limits: ReadLimits) -> Result<MySqlReads, ReadError> {
         Ok(MySqlReads {
-            opts: Opts::from_url(url).map_err(mysql_async::Error::from)?,
+            opts: opts(url)?,
             limits,
             pool: std::sync::Arc::new(OnceCell::new()),
         })
@@ -115,6 +116,25 @@ impl MySqlReads {
     }
 }
 
+/// The client's settings from sqlx's URL: where to connect and who as, and
+/// of its parameters `socket`; sqlx's own ones are left to sqlx.
+fn opts(url: &str) -> Result<Opts, ReadError> {
+    let url = ServerUrl::parse(url).ok_or_else(|| ReadError::Pool("not a URL".into()))?;
+    let host = if url.host.is_empty() {
+        "localhost"
+    } else {
+        &url.host
+    };
+    Ok(OptsBuilder::default()
+        .ip_or_hostname(host)
+        .tcp_port(url.port.unwrap_or(3306))
+        .user(url.user.clone())
+        .pass(url.password.clone())
+        .db_name(url.database.clone())
+        .socket(url.param("socket"))
+        .into())
+}
+
 /// A bound value as MySQL receives it: the types sqlx sent for the same
 /// values, so the statement means the same on either path.
 fn value(bind: &Bind) -> Value {
@@ -148,5 +168,22 @@ pub fn failure(e: &mysql_async::Error) -> ReadFailure {
             | DriverError::PacketOutOfOrder,
         ) => ReadFailure::Unavailable,
         _ => ReadFailure::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::opts;
+
+    #[test]
+    fn a_url_with_sqlx_parameters_gives_the_client_its_settings() {
+        let opts =
+            opts("mysql://app:secret@db.example:3307/gate?ssl-mode=disabled&charset=utf8mb4")
+                .expect("sqlx's own parameters are left to sqlx");
+        assert_eq!(opts.user(), Some("app"));
+        assert_eq!(opts.pass(), Some("secret"));
+        assert_eq!(opts.db_name(), Some("gate"));
+        assert_eq!(opts.ip_or_hostname(), "db.example");
+        assert_eq!(opts.tcp_port(), 3307);
     }
 }

@@ -10,7 +10,6 @@
 //! fails its first step and the statement runs again on another).
 
 use std::pin::Pin;
-use std::str::FromStr;
 use std::time::Duration;
 
 use deadpool_postgres::{
@@ -21,6 +20,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{NoTls, Row, RowStream};
 
+use super::server_url::ServerUrl;
 use super::{Bind, ReadError, ReadFailure, ReadLimits};
 
 /// Prepared statements a connection keeps; past this many its cache starts
@@ -52,7 +52,7 @@ impl PgReads {
     /// on demand, so a database that is down at start does not stop the
     /// process.
     pub fn new(url: &str, limits: ReadLimits) -> Result<PgReads, ReadError> {
-        let mut config = tokio_postgres::Config::from_str(url)?;
+        let mut config = config(url)?;
         // The timeout rides on the connection's start-up options, after
         // any the URL gave (such as a `search_path`).
         let timeout = format!("-c statement_timeout={}", limits.statement_timeout_ms);
@@ -105,6 +105,59 @@ impl PgReads {
             }
         }
     }
+}
+
+/// The client's settings from sqlx's URL: where to connect, who as, and of
+/// its parameters `host` (a socket directory), `options`,
+/// `application_name`, `sslmode` and `connect_timeout`; sqlx's own ones are
+/// left to sqlx.
+fn config(url: &str) -> Result<tokio_postgres::Config, ReadError> {
+    use tokio_postgres::config::SslMode;
+    let url = ServerUrl::parse(url).ok_or_else(|| ReadError::Pool("not a URL".into()))?;
+    let mut config = tokio_postgres::Config::new();
+    config.host(url.param("host").unwrap_or(if url.host.is_empty() {
+        "localhost"
+    } else {
+        &url.host
+    }));
+    config.port(
+        url.param("port")
+            .and_then(|p| p.parse().ok())
+            .or(url.port)
+            .unwrap_or(5432),
+    );
+    if let Some(user) = url.param("user").map(str::to_owned).or(url.user.clone()) {
+        config.user(user);
+    }
+    if let Some(password) = url
+        .param("password")
+        .map(str::to_owned)
+        .or(url.password.clone())
+    {
+        config.password(password);
+    }
+    if let Some(database) = url
+        .param("dbname")
+        .map(str::to_owned)
+        .or(url.database.clone())
+    {
+        config.dbname(database);
+    }
+    if let Some(options) = url.param("options") {
+        config.options(options);
+    }
+    if let Some(name) = url.param("application_name") {
+        config.application_name(name);
+    }
+    if let Some(secs) = url.param("connect_timeout").and_then(|s| s.parse().ok()) {
+        config.connect_timeout(Duration::from_secs(secs));
+    }
+    config.ssl_mode(match url.param("sslmode") {
+        Some("disable" | "allow") => SslMode::Disable,
+        Some("prefer") | None => SslMode::Prefer,
+        Some(_) => SslMode::Require,
+    });
+    Ok(config)
 }
 
 /// Prepares (or finds prepared) and starts `text` on `conn`.
@@ -209,5 +262,24 @@ impl<'a> FromSql<'a> for RawValue<'a> {
 
     fn accepts(_: &Type) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::config;
+
+    #[test]
+    fn a_url_with_sqlx_parameters_gives_the_client_its_settings() {
+        let config = config(
+            "postgres://app:secret@db.example:6432/gate?sslmode=disable\
+             &statement-cache-capacity=10&options=-c%20search_path%3Dgh_test_x",
+        )
+        .expect("sqlx's own parameters are left to sqlx");
+        assert_eq!(config.get_user(), Some("app"));
+        assert_eq!(config.get_password(), Some(&b"secret"[..]));
+        assert_eq!(config.get_dbname(), Some("gate"));
+        assert_eq!(config.get_ports(), [6432]);
+        assert_eq!(config.get_options(), Some("-c search_path=gh_test_x"));
     }
 }

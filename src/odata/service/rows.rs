@@ -11,26 +11,10 @@ use sqlx::any::{AnyRow, AnyTypeInfoKind};
 use sqlx::{Row, ValueRef};
 
 use super::reply::ODataError;
+pub use super::values::Cell;
 use super::values::{key_literal, write_bytes, write_str, write_value};
 use crate::db::{bind_numbered, pg_raw, Db, MySqlReads, PgReads, ReadError, ReadPool};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
-
-/// One value of a row, borrowed from the driver.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cell<'a> {
-    /// SQL null.
-    Null,
-    /// A boolean (engines with a boolean type).
-    Bool(bool),
-    /// An integer.
-    Int(i64),
-    /// A floating-point number.
-    Real(f64),
-    /// Text.
-    Text(&'a str),
-    /// Bytes.
-    Blob(&'a [u8]),
-}
 
 /// A row whose columns are read by position.
 pub trait Cells {

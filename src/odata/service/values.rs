@@ -3,12 +3,28 @@
 //! with `Z`, whatever spelling the database stored them in.
 
 use super::number::write_double;
-use super::rows::Cell;
 use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{Date, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
 use crate::odata::{EdmType, Guid, Literal};
+
+/// One value of a row, borrowed from the driver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell<'a> {
+    /// SQL null.
+    Null,
+    /// A boolean (engines with a boolean type).
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Real(f64),
+    /// Text.
+    Text(&'a str),
+    /// Bytes.
+    Blob(&'a [u8]),
+}
 
 /// Writes one cell, a property of type `edm`, as a JSON value.
 pub fn write_value(out: &mut Vec<u8>, cell: Cell<'_>, edm: EdmType) {
