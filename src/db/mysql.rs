@@ -24,13 +24,23 @@ const STATEMENTS_KEPT: usize = 256;
 const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The bulk-read connections to one MySQL or MariaDB database.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct MySqlReads {
     opts: Opts,
     limits: ReadLimits,
     /// Opened on the first read: which timeout setting a connection gets
     /// depends on whether the server is MariaDB, which only it can tell.
     pool: std::sync::Arc<OnceCell<Pool>>,
+}
+
+impl std::fmt::Debug for MySqlReads {
+    /// Never the options, which hold the password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MySqlReads")
+            .field("limits", &self.limits)
+            .field("open", &self.pool.initialized())
+            .finish_non_exhaustive()
+    }
 }
 
 impl MySqlReads {
@@ -173,7 +183,20 @@ pub fn failure(e: &mysql_async::Error) -> ReadFailure {
 
 #[cfg(test)]
 mod tests {
-    use super::opts;
+    use super::{opts, MySqlReads};
+    use crate::db::ReadLimits;
+
+    #[test]
+    fn a_read_pool_never_prints_its_password() {
+        let reads = MySqlReads::new(
+            "mysql://root:hunter2@db.example/gate",
+            ReadLimits::default(),
+        )
+        .expect("reads");
+        let printed = format!("{reads:?}");
+        assert!(printed.contains("MySqlReads"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+    }
 
     #[test]
     fn a_url_with_sqlx_parameters_gives_the_client_its_settings() {

@@ -267,7 +267,20 @@ impl<'a> FromSql<'a> for RawValue<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::config;
+    use super::{config, PgReads};
+    use crate::db::ReadLimits;
+
+    #[tokio::test]
+    async fn a_read_pool_never_prints_its_password() {
+        let reads = PgReads::new(
+            "postgres://app:hunter2@db.example/gate",
+            ReadLimits::default(),
+        )
+        .expect("reads");
+        let printed = format!("{reads:?}");
+        assert!(printed.contains("PgReads"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+    }
 
     #[test]
     fn a_url_with_sqlx_parameters_gives_the_client_its_settings() {
