@@ -397,40 +397,37 @@ impl DbPool {
 /// Read committed, PostgreSQL's default, locks only the rows touched.
 const MYSQL_READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
-/// Whether `e` is a statement cancelled by the read timeout: PostgreSQL's
-/// `query_canceled` (57014), MariaDB's error 1969, MySQL's 3024.
-pub fn is_timeout(e: &DbError) -> bool {
-    let Some(db) = e.as_database_error() else {
-        return false;
-    };
-    match db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
-        Some(mysql) => matches!(mysql.number(), 1969 | 3024),
-        None => db.code().is_some_and(|code| code == "57014"),
+/// What a failed statement of the sqlx pool means ([`ReadFailure`]): I/O,
+/// TLS and pool failures an unreachable database, a database error by its
+/// MySQL number or its SQLSTATE.
+pub fn failure(e: &DbError) -> ReadFailure {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => ReadFailure::Unavailable,
+        sqlx::Error::Database(db) => {
+            let code = db.code().unwrap_or_default();
+            match db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
+                Some(mysql) => ReadFailure::of_mysql(mysql.number(), &code),
+                None => ReadFailure::of_sqlstate(&code),
+            }
+        }
+        _ => ReadFailure::Other,
     }
+}
+
+/// Whether `e` is a statement cancelled by the statement timeout.
+pub fn is_timeout(e: &DbError) -> bool {
+    failure(e) == ReadFailure::Timeout
 }
 
 /// Whether `e` says the database cannot be reached right now (down,
 /// restarting, out of connections) rather than that a statement failed:
 /// such a request may succeed when retried.
 pub fn is_unavailable(e: &DbError) -> bool {
-    match e {
-        sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => match db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
-        {
-            // Server shutting down; lost connections arrive as I/O errors.
-            Some(mysql) => matches!(mysql.number(), 1053 | 1077 | 1927),
-            // SQLSTATE class 08 (connection exception) and PostgreSQL's
-            // 57P01-57P03 (shut down, crashed, starting up).
-            None => db.code().is_some_and(|code| {
-                code.starts_with("08") || matches!(&*code, "57P01" | "57P02" | "57P03")
-            }),
-        },
-        _ => false,
-    }
+    failure(e) == ReadFailure::Unavailable
 }
 
 /// Reads a text column of a row on every engine.

@@ -165,12 +165,7 @@ fn is_lost(e: &mysql_async::Error) -> bool {
 /// How `e` is answered.
 pub fn failure(e: &mysql_async::Error) -> ReadFailure {
     match e {
-        mysql_async::Error::Server(server) => match server.code {
-            1969 | 3024 => ReadFailure::Timeout,
-            1053 | 1077 | 1927 => ReadFailure::Unavailable,
-            _ if server.state.starts_with("22") => ReadFailure::DataException,
-            _ => ReadFailure::Other,
-        },
+        mysql_async::Error::Server(server) => ReadFailure::of_mysql(server.code, &server.state),
         mysql_async::Error::Io(_)
         | mysql_async::Error::Driver(
             DriverError::ConnectionClosed

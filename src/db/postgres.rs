@@ -16,7 +16,6 @@ use deadpool_postgres::{
     Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
 use futures::TryStreamExt;
-use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{NoTls, Row, RowStream};
 
@@ -196,16 +195,7 @@ fn param_type(bind: &Bind) -> Type {
 /// Whether `e` says the connection is gone (the server restarted or shut
 /// down), so the statement may run on another.
 fn is_lost(e: &tokio_postgres::Error) -> bool {
-    e.is_closed()
-        || e.code().is_some_and(is_unavailable_code)
-        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
-}
-
-/// SQLSTATE class 08 (connection exception) and 57P01–57P03 (shut down,
-/// crashed, starting up).
-fn is_unavailable_code(code: &SqlState) -> bool {
-    let code = code.code();
-    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+    failure(e) == ReadFailure::Unavailable
 }
 
 /// The rows of one running statement, holding its connection until dropped.
@@ -221,13 +211,17 @@ impl PgRows {
     }
 }
 
-/// How `e` is answered.
+/// How `e` is answered: by its SQLSTATE, and as unavailable when it has
+/// none that says more and the connection is closed or failed reading.
 pub fn failure(e: &tokio_postgres::Error) -> ReadFailure {
-    match e.code() {
-        Some(code) if *code == SqlState::QUERY_CANCELED => ReadFailure::Timeout,
-        Some(code) if code.code().starts_with("22") => ReadFailure::DataException,
-        _ if is_lost(e) => ReadFailure::Unavailable,
-        _ => ReadFailure::Other,
+    let by_code = e.code().map_or(ReadFailure::Other, |code| {
+        ReadFailure::of_sqlstate(code.code())
+    });
+    let gone =
+        e.is_closed() || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+    match by_code {
+        ReadFailure::Other if gone => ReadFailure::Unavailable,
+        by_code => by_code,
     }
 }
 

@@ -73,7 +73,7 @@ pub enum ReadError {
     MySql(#[from] mysql_async::Error),
 }
 
-/// What a failed read means for the caller.
+/// What a failed statement means for the caller, whichever client ran it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadFailure {
     /// The statement ran past the statement timeout and was cancelled.
@@ -86,6 +86,37 @@ pub enum ReadFailure {
     DataException,
     /// Anything else.
     Other,
+}
+
+impl ReadFailure {
+    /// What an error with SQLSTATE `code` means (PostgreSQL's codes):
+    /// `query_canceled` (57014) is the statement timeout; class 08
+    /// (connection exception) and 57P01–57P03 (shut down, crashed, starting
+    /// up) an unreachable database; class 22 a data exception.
+    pub fn of_sqlstate(code: &str) -> ReadFailure {
+        if code == "57014" {
+            ReadFailure::Timeout
+        } else if code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03") {
+            ReadFailure::Unavailable
+        } else if code.starts_with("22") {
+            ReadFailure::DataException
+        } else {
+            ReadFailure::Other
+        }
+    }
+
+    /// What MySQL's or MariaDB's error `number` with SQLSTATE `sqlstate`
+    /// means: MariaDB's 1969 and MySQL's 3024 are the statement timeout;
+    /// 1053, 1077 and 1927 a server shutting down (lost connections arrive
+    /// as I/O errors); class 22 a data exception.
+    pub fn of_mysql(number: u16, sqlstate: &str) -> ReadFailure {
+        match number {
+            1969 | 3024 => ReadFailure::Timeout,
+            1053 | 1077 | 1927 => ReadFailure::Unavailable,
+            _ if sqlstate.starts_with("22") => ReadFailure::DataException,
+            _ => ReadFailure::Other,
+        }
+    }
 }
 
 impl ReadError {
@@ -191,4 +222,44 @@ pub fn bind_numbered(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod failure_tests {
+    use super::ReadFailure;
+
+    #[test]
+    fn sqlstates_say_what_a_failure_means() {
+        assert_eq!(ReadFailure::of_sqlstate("57014"), ReadFailure::Timeout);
+        for code in ["08006", "08001", "57P01", "57P02", "57P03"] {
+            assert_eq!(
+                ReadFailure::of_sqlstate(code),
+                ReadFailure::Unavailable,
+                "{code}"
+            );
+        }
+        assert_eq!(
+            ReadFailure::of_sqlstate("22012"),
+            ReadFailure::DataException
+        );
+        assert_eq!(ReadFailure::of_sqlstate("42P01"), ReadFailure::Other);
+        assert_eq!(ReadFailure::of_sqlstate(""), ReadFailure::Other);
+    }
+
+    #[test]
+    fn mysql_error_numbers_say_what_a_failure_means() {
+        assert_eq!(ReadFailure::of_mysql(1969, "70100"), ReadFailure::Timeout);
+        assert_eq!(ReadFailure::of_mysql(3024, "HY000"), ReadFailure::Timeout);
+        for number in [1053, 1077, 1927] {
+            assert_eq!(
+                ReadFailure::of_mysql(number, "08S01"),
+                ReadFailure::Unavailable
+            );
+        }
+        assert_eq!(
+            ReadFailure::of_mysql(1365, "22012"),
+            ReadFailure::DataException
+        );
+        assert_eq!(ReadFailure::of_mysql(1146, "42S02"), ReadFailure::Other);
+    }
 }

@@ -256,35 +256,31 @@ impl From<PathError> for ODataError {
 }
 
 impl From<sqlx::Error> for ODataError {
-    /// A data exception (SQLSTATE class 22: division by zero, a value out of
-    /// range, a character the engine cannot store) is the query's fault and
-    /// answers 400, without the engine's words; anything else is a 500.
     fn from(e: sqlx::Error) -> ODataError {
-        if crate::db::is_timeout(&e) {
-            return ODataError::query_timeout();
-        }
-        if crate::db::is_unavailable(&e) {
-            return ODataError::unavailable(&e);
-        }
-        let data_exception = e
-            .as_database_error()
-            .and_then(|d| d.code())
-            .is_some_and(|code| code.starts_with("22"));
-        if data_exception {
-            return ODataError::data_exception(&e);
-        }
-        ODataError::internal(&e)
+        ODataError::failed(crate::db::failure(&e), &e)
     }
 }
 
 impl From<crate::db::ReadError> for ODataError {
     fn from(e: crate::db::ReadError) -> ODataError {
+        ODataError::failed(e.failure(), &e)
+    }
+}
+
+impl ODataError {
+    /// The answer to a failed statement: 503 `query_timeout` past the
+    /// statement timeout, 503 `server_error` while the database cannot be
+    /// reached, 400 `invalid_value` for a data exception (SQLSTATE class
+    /// 22: division by zero, a value out of range, a character the engine
+    /// cannot store: the query's fault, answered without the engine's
+    /// words), else a 500.
+    fn failed(failure: crate::db::ReadFailure, cause: &dyn std::fmt::Display) -> ODataError {
         use crate::db::ReadFailure;
-        match e.failure() {
+        match failure {
             ReadFailure::Timeout => ODataError::query_timeout(),
-            ReadFailure::Unavailable => ODataError::unavailable(&e),
-            ReadFailure::DataException => ODataError::data_exception(&e),
-            ReadFailure::Other => ODataError::internal(&e),
+            ReadFailure::Unavailable => ODataError::unavailable(cause),
+            ReadFailure::DataException => ODataError::data_exception(cause),
+            ReadFailure::Other => ODataError::internal(cause),
         }
     }
 }
