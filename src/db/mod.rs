@@ -418,11 +418,6 @@ pub fn failure(e: &DbError) -> ReadFailure {
     }
 }
 
-/// Whether `e` is a statement cancelled by the statement timeout.
-pub fn is_timeout(e: &DbError) -> bool {
-    failure(e) == ReadFailure::Timeout
-}
-
 /// Whether `e` says the database cannot be reached right now (down,
 /// restarting, out of connections) rather than that a statement failed:
 /// such a request may succeed when retried.
