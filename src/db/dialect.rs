@@ -98,13 +98,16 @@ impl Dialect {
     /// Whether a page far into a result should read its columns only for
     /// its own rows, skipping the others by their keys alone. PostgreSQL
     /// computes every selected column of each row an `OFFSET` skips, and
-    /// its key index alone yields the keys (an index-only scan); SQLite's
-    /// and InnoDB's tables are their key's b-tree, so skipping by key reads
-    /// the same pages and gains nothing there.
+    /// its key index alone yields the keys (an index-only scan). InnoDB
+    /// copies every selected column of each skipped row out of its
+    /// clustered index, where a scan for the key alone copies the key (its
+    /// plan says "Using index"): the same pages, half the time for a page
+    /// 90,000 rows in. SQLite checks the offset before it reads a row's
+    /// columns, so skipping by key gains nothing there.
     pub fn defers_columns_past_offset(self) -> bool {
         match self {
-            Self::Postgres => true,
-            Self::Sqlite | Self::MySql => false,
+            Self::Postgres | Self::MySql => true,
+            Self::Sqlite => false,
         }
     }
 

@@ -61,6 +61,15 @@ fn page_query_selects_orders_and_limits() {
          ORDER BY `t0`.`age` ASC, `t0`.`id` ASC LIMIT ? OFFSET ?"
     );
     assert_eq!(sql.binds, [Bind::Int(201), Bind::Int(0)]);
+    // So does MySQL: InnoDB then copies the key alone of each skipped row.
+    let sql = page(MySql, "$select=name&$skip=90", 10);
+    assert_eq!(
+        sql.text,
+        "SELECT CAST(`t0`.`id` AS SIGNED) AS `id`, CAST(`t0`.`display_name` AS CHAR) AS `name` \
+         FROM (SELECT `t0`.`id` FROM `users` AS `t0` ORDER BY `t0`.`id` ASC LIMIT ? OFFSET ?) \
+         AS `k` JOIN `users` AS `t0` ON `t0`.`id` = `k`.`id` ORDER BY `t0`.`id` ASC"
+    );
+    assert_eq!(sql.binds, [Bind::Int(11), Bind::Int(90)]);
     let sql = page(Sqlite, "$orderby=id desc,age", u64::MAX);
     assert!(sql
         .text
