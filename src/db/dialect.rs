@@ -111,9 +111,24 @@ impl Dialect {
         }
     }
 
+    /// Whether a page's `LIMIT` and `OFFSET` are written into the statement
+    /// as numerals rather than bound. PostgreSQL plans a prepared statement
+    /// once only when its generic plan costs no more than a plan for the
+    /// values at hand; with a bound `LIMIT` that plan assumes a tenth of
+    /// the table is read, so every execution is planned again (0.08 ms
+    /// against 0.4–0.7 ms for running a 1,000-row page by its key).
+    /// Written in, a page of the same shape runs the plan its connection
+    /// keeps. The bounds are integers the paging computes, never the
+    /// client's text. MySQL and MariaDB plan each execution either way, and
+    /// SQLite's plan does not depend on them: both keep them bound.
+    pub fn writes_page_bounds(self) -> bool {
+        self == Self::Postgres
+    }
+
     /// Whether a blob read through sqlx's `Any` driver holds text: MySQL
-    /// reports its long character types (`TEXT`, and long `CAST(… AS CHAR)`
-    /// results) as blobs, and the OData service casts every string to `CHAR`.
+    /// reports its long and binary-collated character types (`TEXT`,
+    /// `utf8mb4_bin`) as blobs, and the OData service reads its strings as
+    /// they are stored.
     pub fn blobs_are_text(self) -> bool {
         self == Self::MySql
     }

@@ -124,8 +124,11 @@ pub fn fetch_query<'m>(
             w0 = dialect.quote("w0")
         );
     } else {
-        let limit = w.bind(Bind::Int(probe));
-        let offset = w.bind(Bind::Int(first));
+        let (limit, offset) = if dialect.writes_page_bounds() {
+            (probe.to_string(), first.to_string())
+        } else {
+            (w.bind(Bind::Int(probe)), w.bind(Bind::Int(first)))
+        };
         let slice = format!(
             " ORDER BY {order} {}",
             dialect.limit_offset(&limit, &offset)
@@ -258,9 +261,12 @@ mod tests {
             concat!(
                 r#"SELECT "t0"."id" AS "id", "t0"."title" AS "title", "t0"."author_id" AS "__0" "#,
                 r#"FROM "posts" AS "t0" WHERE "t0"."author_id" IN ($1, $2) "#,
-                r#"ORDER BY "t0"."id" ASC LIMIT $3 OFFSET $4"#
+                r#"ORDER BY "t0"."id" ASC LIMIT 11 OFFSET 0"#
             )
         );
+        assert_eq!(s.binds, [Bind::Int(4), Bind::Int(9)]);
+        let s = sql("$select=title", &fetch, Dialect::Sqlite);
+        assert!(s.text.ends_with("LIMIT $3 OFFSET $4"), "{}", s.text);
         assert_eq!(
             s.binds,
             [Bind::Int(4), Bind::Int(9), Bind::Int(11), Bind::Int(0)]
@@ -337,8 +343,8 @@ mod tests {
             count: false,
         };
         let top = fetch_query(&checked, &fetch, Dialect::Postgres).expect("fits");
-        assert!(top.text.ends_with("LIMIT $1 OFFSET $2"), "{}", top.text);
-        assert_eq!(top.binds, [Bind::Int(5), Bind::Int(0)]);
+        assert!(top.text.ends_with("LIMIT 5 OFFSET 0"), "{}", top.text);
+        assert_eq!(top.binds, []);
         // Inside $expand, each parent's page: rows 3 to 7 of each author.
         let expansion = &checked.expand()[0];
         let parents = authors(vec![Literal::Int(1), Literal::Int(2)]);

@@ -4,7 +4,10 @@
 //! the rows `$filter` and `$search` admit, in `$orderby` order made stable by
 //! the key, one row beyond the page so the caller learns whether more remain;
 //! a count query counts the same rows, ignoring `$top` and `$skip`. Every
-//! value is a bind parameter; every identifier comes from the model.
+//! value is a bind parameter; every identifier comes from the model. A
+//! page's bounds are integers the paging computes: bound too, except on
+//! PostgreSQL, where they are numerals
+//! ([`Dialect::writes_page_bounds`](crate::db::Dialect::writes_page_bounds)).
 //!
 //! ```
 //! use gatehouse::db::Dialect;
