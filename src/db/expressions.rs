@@ -369,9 +369,12 @@ impl Dialect {
         }
     }
 
-    /// A column as the service reads it back: PostgreSQL's exact, date,
-    /// time and uuid types are read as their text, which the service writes
-    /// out in OData's format; every other value is read as stored. On SQLite
+    /// A column as the service reads it back: PostgreSQL's uuids and
+    /// MySQL's date, time and uuid values are read as their text, MySQL's
+    /// integers and booleans as 64-bit integers, which the service writes
+    /// out in OData's format; every other value is read as stored
+    /// (PostgreSQL's exact, date and time types in their binary form,
+    /// written as text by the service: `db::pg_text`). On SQLite
     /// a value is read by what it holds, not by the column's declared type
     /// (`+x` is a no-op for every value but hides the declaration).
     pub fn output_value(self, column: &str, stored: Stored) -> String {
@@ -379,14 +382,18 @@ impl Dialect {
         match (self, stored) {
             (Self::Sqlite, Integer | Text) => column.to_owned(),
             (Self::Sqlite, Boolean | Float | Exact | Temporal | Uuid) => format!("+{column}"),
-            (Self::Postgres, Exact | Temporal | Uuid) => format!("CAST({column} AS TEXT)"),
-            (Self::Postgres, Boolean | Integer | Float | Text) => column.to_owned(),
-            // sqlx reads MySQL's TEXT as bytes and cannot read TINYINT,
-            // MEDIUMINT, DECIMAL or the date and time types: ask for text
-            // and 64-bit integers, which the service writes out by type.
-            (Self::MySql, Text | Exact | Temporal | Uuid) => format!("CAST({column} AS CHAR)"),
+            (Self::Postgres, Uuid) => format!("CAST({column} AS TEXT)"),
+            (Self::Postgres, Boolean | Integer | Float | Text | Exact | Temporal) => {
+                column.to_owned()
+            }
+            // The binary protocol sends text and decimals as their text,
+            // as they are (a cast to CHAR would copy every value, a third
+            // of MariaDB's time for a page of them); date and time types
+            // are asked for as text and integers of any width (or bits) as
+            // 64-bit integers, which the service writes out by type.
+            (Self::MySql, Temporal | Uuid) => format!("CAST({column} AS CHAR)"),
             (Self::MySql, Boolean | Integer) => format!("CAST({column} AS SIGNED)"),
-            (Self::MySql, Float) => column.to_owned(),
+            (Self::MySql, Text | Exact | Float) => column.to_owned(),
         }
     }
 

@@ -8,6 +8,7 @@ mod dialect;
 mod expressions;
 mod migrate;
 mod mysql;
+pub(crate) mod pg_text;
 mod postgres;
 mod reader;
 mod schema;

@@ -6,6 +6,8 @@
 //! stream from sqlx. Either way a sink sees [`Cells`], so the JSON writing is
 //! the same code.
 
+use std::cell::{OnceCell, RefCell};
+
 use futures::TryStreamExt;
 use sqlx::any::{AnyRow, AnyTypeInfoKind};
 use sqlx::{Row, ValueRef};
@@ -13,7 +15,7 @@ use sqlx::{Row, ValueRef};
 use super::reply::ODataError;
 pub use super::values::Cell;
 use super::values::{key_literal, write_bytes, write_str, write_value};
-use crate::db::{bind_numbered, pg_raw, Db, MySqlReads, PgReads, ReadError, ReadPool};
+use crate::db::{bind_numbered, pg_raw, pg_text, Db, MySqlReads, PgReads, ReadError, ReadPool};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// A row whose columns are read by position.
@@ -86,9 +88,9 @@ impl Cells for rusqlite::Row<'_> {
 }
 
 impl Cells for mysql_async::Row {
-    /// Values arrive typed by the binary protocol; the service reads
-    /// MySQL's text, exact, date and time types as text
-    /// ([`Dialect::output_value`](crate::db::Dialect::output_value)).
+    /// Values arrive typed by the binary protocol: text and decimals as
+    /// their text; the service reads MySQL's date and time types as text
+    /// too ([`Dialect::output_value`](crate::db::Dialect::output_value)).
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
         use mysql_async::Value as V;
         Ok(match self.as_ref(i) {
@@ -116,9 +118,8 @@ impl Cells for mysql_async::Row {
     }
 }
 
-/// Column `i` of a PostgreSQL row, decoded as `kind`. Values arrive in
-/// PostgreSQL's binary format; the service reads exact, date and time types
-/// as text ([`Dialect::output_value`](crate::db::Dialect::output_value)).
+/// Column `i` of a PostgreSQL row, decoded as `kind` (not a kind read as
+/// text: [`Kind::text`]). Values arrive in PostgreSQL's binary format.
 fn pg_decode(row: &tokio_postgres::Row, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
     use tokio_postgres::types::{FromSql, Type};
     fn decode<'r, T: FromSql<'r>>(ty: &Type, raw: &'r [u8]) -> Result<T, ODataError> {
@@ -135,6 +136,7 @@ fn pg_decode(row: &tokio_postgres::Row, i: usize, kind: Kind) -> Result<Cell<'_>
         Kind::F32 => Cell::Real(decode::<f32>(&Type::FLOAT4, raw)?.into()),
         Kind::F64 => Cell::Real(decode(&Type::FLOAT8, raw)?),
         Kind::Bytes => text_or_blob(raw),
+        Kind::Text(_) => return Err(ODataError::internal(&"a value read as text, not decoded")),
     })
 }
 
@@ -151,6 +153,11 @@ fn pg_kinds(row: &tokio_postgres::Row) -> Vec<Kind> {
             Type::INT8 => Kind::I64,
             Type::FLOAT4 => Kind::F32,
             Type::FLOAT8 => Kind::F64,
+            Type::NUMERIC => Kind::Text(Written::Numeric),
+            Type::DATE => Kind::Text(Written::Date),
+            Type::TIME => Kind::Text(Written::Time),
+            Type::TIMESTAMP => Kind::Text(Written::Timestamp),
+            Type::TIMESTAMPTZ => Kind::Text(Written::TimestampTz),
             _ => Kind::Bytes,
         })
         .collect()
@@ -160,6 +167,11 @@ fn pg_kinds(row: &tokio_postgres::Row) -> Vec<Kind> {
 struct PgCells<'a> {
     row: &'a tokio_postgres::Row,
     kinds: &'a [Kind],
+    /// Per column, the text of a value read as text, once asked for as a
+    /// [`Cell`] (a key, for instance); emptied for each row.
+    texts: &'a [OnceCell<String>],
+    /// Where a value read as text is written before it is written out.
+    scratch: &'a RefCell<Vec<u8>>,
 }
 
 impl PgCells<'_> {
@@ -177,7 +189,23 @@ impl PgCells<'_> {
 
 impl Cells for PgCells<'_> {
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        pg_decode(self.row, i, self.kind(i)?)
+        let Kind::Text(written) = self.kind(i)? else {
+            return pg_decode(self.row, i, self.kind(i)?);
+        };
+        let Some(raw) = pg_raw(self.row, i)? else {
+            return Ok(Cell::Null);
+        };
+        let slot = self
+            .texts
+            .get(i)
+            .ok_or_else(|| ODataError::internal(&"no column"))?;
+        if let Some(text) = slot.get() {
+            return Ok(Cell::Text(text));
+        }
+        let mut bytes = Vec::new();
+        written.write(raw, None, &mut bytes)?;
+        let text = String::from_utf8(bytes).map_err(|e| ODataError::internal(&e))?;
+        Ok(Cell::Text(slot.get_or_init(|| text)))
     }
 
     /// Text is written from its bytes ([`write_bytes`]), without making it
@@ -221,9 +249,55 @@ impl PgCells<'_> {
                 Some(bytes) => write_bytes(out, bytes, edm),
                 None => out.extend_from_slice(b"null"),
             },
+            Kind::Text(written) => match pg_raw(self.row, i)? {
+                Some(raw) => {
+                    let mut text = self.scratch.borrow_mut();
+                    text.clear();
+                    written.write(raw, Some(edm), &mut text)?;
+                    write_bytes(out, &text, edm);
+                }
+                None => out.extend_from_slice(b"null"),
+            },
             kind => write_value(out, pg_decode(self.row, i, kind)?, edm),
         }
         Ok(())
+    }
+}
+
+/// A PostgreSQL type whose binary form the service writes as text
+/// ([`pg_text`]), as PostgreSQL writes it in a UTC session, or for an
+/// instant written as an `Edm.DateTimeOffset`, as RFC 3339 in UTC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Written {
+    /// `numeric`.
+    Numeric,
+    /// `date`.
+    Date,
+    /// `time`.
+    Time,
+    /// `timestamp` (without time zone, read as UTC).
+    Timestamp,
+    /// `timestamptz`.
+    TimestampTz,
+}
+
+impl Written {
+    /// Writes `raw` as text onto `out`, for a property of type `edm`.
+    fn write(self, raw: &[u8], edm: Option<EdmType>, out: &mut Vec<u8>) -> Result<(), ODataError> {
+        use pg_text::Instant;
+        let instant = |zoned| match edm {
+            Some(EdmType::DateTimeOffset) => Instant::Rfc3339,
+            _ if zoned => Instant::Utc,
+            _ => Instant::Local,
+        };
+        match self {
+            Written::Numeric => pg_text::numeric(raw, out),
+            Written::Date => pg_text::date(raw, out),
+            Written::Time => pg_text::time(raw, out),
+            Written::Timestamp => pg_text::timestamp(raw, instant(false), out),
+            Written::TimestampTz => pg_text::timestamp(raw, instant(true), out),
+        }
+        .map_err(|e| ODataError::internal(&e))
     }
 }
 
@@ -245,6 +319,8 @@ enum Kind {
     F64,
     /// Text (read as UTF-8) or anything else the service reads as text.
     Bytes,
+    /// A value in binary form that the service writes as text.
+    Text(Written),
 }
 
 /// Bytes as text when they are UTF-8.
@@ -601,13 +677,21 @@ async fn read_postgres<S: Sink>(
 ) -> Result<Feed<S>, ODataError> {
     let mut rows = reads.query(&sql.text, &sql.binds).await?;
     let mut kinds = Vec::new();
+    let mut texts: Vec<OnceCell<String>> = Vec::new();
+    let scratch = RefCell::new(Vec::new());
     while let Some(row) = rows.next().await? {
         if kinds.is_empty() {
             kinds = pg_kinds(&row);
+            texts.resize_with(kinds.len(), OnceCell::new);
+        }
+        for text in &mut texts {
+            text.take();
         }
         let row = PgCells {
             row: &row,
             kinds: &kinds,
+            texts: &texts,
+            scratch: &scratch,
         };
         if !feed.take(&row)? {
             break;

@@ -1,0 +1,207 @@
+//! PostgreSQL's binary form of its exact, date and time types written as
+//! the text PostgreSQL itself writes for them in a UTC session (what
+//! `CAST(… AS TEXT)` yields there), or for an instant as RFC 3339 in UTC.
+//!
+//! The bulk reads take these columns in binary: PostgreSQL then sends a
+//! timestamp as eight bytes instead of formatting it, which for a page of
+//! instants and decimals is a quarter of the server's time per statement
+//! (BENCHMARKS.md); the text is made here, on the service's side.
+
+/// A value whose bytes are not the binary form of its type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a {0} value in a form PostgreSQL does not send")]
+pub struct Malformed(&'static str);
+
+/// Microseconds in a day.
+const DAY_MICROS: i64 = 86_400_000_000;
+/// Days from 1970-01-01 to 2000-01-01, PostgreSQL's epoch.
+const EPOCH_DAYS: i64 = 10_957;
+
+/// `numeric` (digits in base 10,000 with a weight, a sign and a display
+/// scale) as its text: `-1234.5600`, `0.00000001`, `NaN`, `Infinity`.
+pub fn numeric(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
+    const BAD: Malformed = Malformed("numeric");
+    let word = |i: usize| -> Result<u16, Malformed> {
+        raw.get(2 * i..2 * i + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or(BAD)
+    };
+    let count = usize::from(word(0)?);
+    let weight = i64::from(word(1)? as i16);
+    let (sign, scale) = (word(2)?, usize::from(word(3)?));
+    if raw.len() != 8 + 2 * count {
+        return Err(BAD);
+    }
+    match sign {
+        0x0000 | 0x4000 => {}
+        0xC000 => return Ok(out.extend_from_slice(b"NaN")),
+        0xD000 => return Ok(out.extend_from_slice(b"Infinity")),
+        0xF000 => return Ok(out.extend_from_slice(b"-Infinity")),
+        _ => return Err(BAD),
+    }
+    // The base-10,000 digit whose weight is `w` (10,000^w).
+    let digit = |w: i64| -> Result<u16, Malformed> {
+        let at = weight - w;
+        if (0..count as i64).contains(&at) {
+            word(4 + at as usize).and_then(|d| if d < 10_000 { Ok(d) } else { Err(BAD) })
+        } else {
+            Ok(0)
+        }
+    };
+    if sign == 0x4000 {
+        out.push(b'-');
+    }
+    if weight < 0 {
+        out.push(b'0');
+    } else {
+        out.extend_from_slice(itoa::Buffer::new().format(digit(weight)?).as_bytes());
+        for w in (0..weight).rev() {
+            padded(out, u64::from(digit(w)?), 4);
+        }
+    }
+    if scale > 0 {
+        out.push(b'.');
+        for i in 0..scale {
+            let group = digit(-1 - (i / 4) as i64)?;
+            let shown = group / 10u16.pow(3 - (i % 4) as u32) % 10;
+            out.push(b'0' + shown as u8);
+        }
+    }
+    Ok(())
+}
+
+/// `date` (days since 2000-01-01) as `YYYY-MM-DD`, with ` BC` before
+/// year 1, or `infinity` / `-infinity`.
+pub fn date(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
+    let days = i32::from_be_bytes(raw.try_into().map_err(|_| Malformed("date"))?);
+    match days {
+        i32::MAX => out.extend_from_slice(b"infinity"),
+        i32::MIN => out.extend_from_slice(b"-infinity"),
+        days => {
+            let bc = write_date(i64::from(days), out);
+            if bc {
+                out.extend_from_slice(b" BC");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `time` (microseconds since midnight) as `HH:MM:SS` with the fraction's
+/// significant digits.
+pub fn time(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
+    let micros = i64::from_be_bytes(raw.try_into().map_err(|_| Malformed("time"))?);
+    if !(0..=DAY_MICROS).contains(&micros) {
+        return Err(Malformed("time"));
+    }
+    write_time(micros, out);
+    Ok(())
+}
+
+/// How an instant is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instant {
+    /// `timestamp`: `2024-03-01 09:30:00`.
+    Local,
+    /// `timestamptz`: `2024-03-01 09:30:00+00`.
+    Utc,
+    /// RFC 3339 in UTC, `2024-03-01T09:30:00Z`, for years 1 to 9999;
+    /// other years as [`Instant::Utc`].
+    Rfc3339,
+}
+
+/// `timestamp` or `timestamptz` (microseconds since 2000-01-01 00:00 UTC)
+/// written as `how` says, or `infinity` / `-infinity`.
+pub fn timestamp(raw: &[u8], how: Instant, out: &mut Vec<u8>) -> Result<(), Malformed> {
+    let micros = i64::from_be_bytes(raw.try_into().map_err(|_| Malformed("timestamp"))?);
+    match micros {
+        i64::MAX => out.extend_from_slice(b"infinity"),
+        i64::MIN => out.extend_from_slice(b"-infinity"),
+        micros => {
+            let (days, time) = (micros.div_euclid(DAY_MICROS), micros.rem_euclid(DAY_MICROS));
+            let start = out.len();
+            let bc = write_date(days, out);
+            let rfc3339 = how == Instant::Rfc3339 && !bc && out.len() - start == 10;
+            out.push(if rfc3339 { b'T' } else { b' ' });
+            write_time(time, out);
+            match how {
+                _ if rfc3339 => out.push(b'Z'),
+                Instant::Local => {}
+                Instant::Utc | Instant::Rfc3339 => out.extend_from_slice(b"+00"),
+            }
+            if bc {
+                out.extend_from_slice(b" BC");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the day `days` after 2000-01-01 as `YYYY-MM-DD` (the year of at
+/// least four digits, counted back from 1 BC as PostgreSQL counts);
+/// answers whether it is before year 1.
+fn write_date(days: i64, out: &mut Vec<u8>) -> bool {
+    let (year, month, day) = civil(days + EPOCH_DAYS);
+    let bc = year <= 0;
+    let shown = if bc { 1 - year } else { year };
+    padded(out, shown.unsigned_abs(), 4);
+    out.push(b'-');
+    padded(out, u64::from(month), 2);
+    out.push(b'-');
+    padded(out, u64::from(day), 2);
+    bc
+}
+
+/// `HH:MM:SS`, then `.` and the fraction without trailing zeros if any.
+fn write_time(micros: i64, out: &mut Vec<u8>) {
+    let seconds = micros / 1_000_000;
+    let fraction = micros % 1_000_000;
+    for (i, part) in [seconds / 3600, seconds / 60 % 60, seconds % 60]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            out.push(b':');
+        }
+        padded(out, part.unsigned_abs(), 2);
+    }
+    if fraction > 0 {
+        let (mut shown, mut width) = (fraction.unsigned_abs(), 6);
+        while shown % 10 == 0 {
+            shown /= 10;
+            width -= 1;
+        }
+        out.push(b'.');
+        padded(out, shown, width);
+    }
+}
+
+/// `n` in decimal, with leading zeros to at least `width` digits.
+fn padded(out: &mut Vec<u8>, n: u64, width: usize) {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n).as_bytes();
+    out.extend(std::iter::repeat_n(
+        b'0',
+        width.saturating_sub(digits.len()),
+    ));
+    out.extend_from_slice(digits);
+}
+
+/// The proleptic Gregorian (year, month, day) of the day `days` after
+/// 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+#[path = "pg_text_tests.rs"]
+mod tests;

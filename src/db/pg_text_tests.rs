@@ -1,0 +1,129 @@
+//! Each vector is what PostgreSQL 15 answered, in a UTC session, for
+//! `encode(<type>_send(x), 'hex')` and `x::text`.
+
+use super::{date, numeric, time, timestamp, Instant, Malformed};
+
+fn written(
+    write: impl Fn(&[u8], &mut Vec<u8>) -> Result<(), Malformed>,
+    hex_bytes: &str,
+) -> String {
+    let mut out = Vec::new();
+    write(&hex::decode(hex_bytes).expect("hex"), &mut out).expect("well formed");
+    String::from_utf8(out).expect("text")
+}
+
+#[test]
+fn numerics_are_written_as_postgresql_writes_them() {
+    for (raw, text) in [
+        ("0000000000000000", "0"),
+        ("0000000000000002", "0.00"),
+        ("0001ffff400000011388", "-0.5"),
+        ("0002000000000002000107d0", "1.20"),
+        ("0002000000000002000c1388", "12.50"),
+        ("0004000200000006000109291a850001", "123456789.000100"),
+        ("0001fffe000000080001", "0.00000001"),
+        ("000200004000000404d215e0", "-1234.5600"),
+        ("0003000100000002270f270f26ac", "99999999.99"),
+        ("00010001000000000001", "10000"),
+        ("00010005000000000001", "100000000000000000000"),
+        ("00000000c0000000", "NaN"),
+        ("00000000d0000020", "Infinity"),
+        ("00000000f0000020", "-Infinity"),
+        ("0001ffff400000040001", "-0.0001"),
+        (
+            "000c00050000001500010000000000000000000004d2162e23340d801ed203e8",
+            "100000000000000000000.123456789012345678901",
+        ),
+    ] {
+        assert_eq!(written(numeric, raw), text, "{raw}");
+    }
+}
+
+#[test]
+fn instants_are_written_as_postgresql_writes_them_in_utc() {
+    let utc = |raw: &[u8], out: &mut Vec<u8>| timestamp(raw, Instant::Utc, out);
+    let local = |raw: &[u8], out: &mut Vec<u8>| timestamp(raw, Instant::Local, out);
+    for (raw, text) in [
+        ("0002b5938800e000", "2024-03-01 08:00:00+00"),
+        ("0002b5a126e3d990", "2024-03-02 00:15:00.25+00"),
+        ("ffffffffffffffff", "1999-12-31 23:59:59.999999+00"),
+        ("0000000000000000", "2000-01-01 00:00:00+00"),
+        ("ff1af9e8fb46d000", "0044-03-15 12:00:00+00 BC"),
+        ("7fffffffffffffff", "infinity"),
+        ("8000000000000000", "-infinity"),
+        ("0380e70b912c3dc0", "9999-12-31 23:59:59+00"),
+        ("0380e70b913b8000", "10000-01-01 00:00:00+00"),
+        ("fffca2fec4c82001", "1970-01-01 00:00:00.000001+00"),
+    ] {
+        assert_eq!(written(utc, raw), text, "{raw}");
+    }
+    for (raw, text) in [
+        ("0002b594c9de5600", "2024-03-01 09:30:00"),
+        ("0002b5a126e3d990", "2024-03-02 00:15:00.25"),
+    ] {
+        assert_eq!(written(local, raw), text, "{raw}");
+    }
+}
+
+#[test]
+fn instants_in_rfc3339_are_utc_with_z_for_years_1_to_9999() {
+    let rfc = |raw: &[u8], out: &mut Vec<u8>| timestamp(raw, Instant::Rfc3339, out);
+    for (raw, text) in [
+        ("0002b5938800e000", "2024-03-01T08:00:00Z"),
+        ("0002b5a126e3d990", "2024-03-02T00:15:00.25Z"),
+        ("fffca2fec4c82001", "1970-01-01T00:00:00.000001Z"),
+        ("0380e70b912c3dc0", "9999-12-31T23:59:59Z"),
+        // Outside RFC 3339's years: as PostgreSQL writes it.
+        ("0380e70b913b8000", "10000-01-01 00:00:00+00"),
+        ("ff1af9e8fb46d000", "0044-03-15 12:00:00+00 BC"),
+        ("7fffffffffffffff", "infinity"),
+    ] {
+        assert_eq!(written(rfc, raw), text, "{raw}");
+    }
+}
+
+#[test]
+fn dates_and_times_are_written_as_postgresql_writes_them() {
+    for (raw, text) in [
+        ("00001c97", "2020-01-15"),
+        ("00001cc4", "2020-02-29"),
+        ("00000000", "2000-01-01"),
+        ("ffffffff", "1999-12-31"),
+        ("fff4da8b", "0001-01-01 BC"),
+        ("7fffffff", "infinity"),
+        ("80000000", "-infinity"),
+        ("0039a81f", "12345-06-07"),
+    ] {
+        assert_eq!(written(date, raw), text, "{raw}");
+    }
+    for (raw, text) in [
+        ("000000071fe6f200", "08:30:00"),
+        ("000000141dd75fff", "23:59:59.999999"),
+        ("0000000000000000", "00:00:00"),
+        ("000000141dd76000", "24:00:00"),
+        ("0000000a4661fda0", "12:15:30.5"),
+    ] {
+        assert_eq!(written(time, raw), text, "{raw}");
+    }
+}
+
+#[test]
+fn bytes_that_are_not_the_binary_form_are_refused() {
+    let mut out = Vec::new();
+    for raw in [
+        "",
+        "0000",
+        "00010000000000",
+        "0001000000000000",
+        "00010000000000002710",
+    ] {
+        assert!(
+            numeric(&hex::decode(raw).expect("hex"), &mut out).is_err(),
+            "{raw}"
+        );
+    }
+    assert!(numeric(&hex::decode("00000000a0000000").expect("hex"), &mut out).is_err());
+    assert!(date(&[0, 1], &mut out).is_err());
+    assert!(time(&hex::decode("000000141dd76001").expect("hex"), &mut out).is_err());
+    assert!(timestamp(&[0; 7], Instant::Utc, &mut out).is_err());
+}
