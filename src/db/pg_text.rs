@@ -32,12 +32,16 @@ pub fn numeric(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
     if raw.len() != 8 + 2 * count {
         return Err(BAD);
     }
-    match sign {
-        0x0000 | 0x4000 => {}
-        0xC000 => return Ok(out.extend_from_slice(b"NaN")),
-        0xD000 => return Ok(out.extend_from_slice(b"Infinity")),
-        0xF000 => return Ok(out.extend_from_slice(b"-Infinity")),
+    let special: &[u8] = match sign {
+        0x0000 | 0x4000 => b"",
+        0xC000 => b"NaN",
+        0xD000 => b"Infinity",
+        0xF000 => b"-Infinity",
         _ => return Err(BAD),
+    };
+    if !special.is_empty() {
+        out.extend_from_slice(special);
+        return Ok(());
     }
     // The base-10,000 digit whose weight is `w` (10,000^w).
     let digit = |w: i64| -> Result<u16, Malformed> {
