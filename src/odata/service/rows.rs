@@ -118,8 +118,9 @@ impl Cells for mysql_async::Row {
     }
 }
 
-/// Column `i` of a PostgreSQL row, decoded as `kind` (not a kind read as
-/// text: [`Kind::text`]). Values arrive in PostgreSQL's binary format.
+/// Column `i` of a PostgreSQL row, decoded as `kind` (any kind but
+/// [`Kind::Text`], which is written as text). Values arrive in PostgreSQL's
+/// binary format.
 fn pg_decode(row: &tokio_postgres::Row, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
     use tokio_postgres::types::{FromSql, Type};
     fn decode<'r, T: FromSql<'r>>(ty: &Type, raw: &'r [u8]) -> Result<T, ODataError> {
@@ -189,8 +190,9 @@ impl PgCells<'_> {
 
 impl Cells for PgCells<'_> {
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        let Kind::Text(written) = self.kind(i)? else {
-            return pg_decode(self.row, i, self.kind(i)?);
+        let written = match self.kind(i)? {
+            Kind::Text(written) => written,
+            kind => return pg_decode(self.row, i, kind),
         };
         let Some(raw) = pg_raw(self.row, i)? else {
             return Ok(Cell::Null);
