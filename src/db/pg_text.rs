@@ -32,17 +32,18 @@ pub fn numeric(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
     if raw.len() != 8 + 2 * count {
         return Err(BAD);
     }
-    let special: &[u8] = match sign {
-        0x0000 | 0x4000 => b"",
-        0xC000 => b"NaN",
-        0xD000 => b"Infinity",
-        0xF000 => b"-Infinity",
+    let mut special = |text: &[u8]| -> Result<(), Malformed> {
+        out.extend_from_slice(text);
+        Ok(())
+    };
+    let negative = match sign {
+        0x0000 => false,
+        0x4000 => true,
+        0xC000 => return special(b"NaN"),
+        0xD000 => return special(b"Infinity"),
+        0xF000 => return special(b"-Infinity"),
         _ => return Err(BAD),
     };
-    if !special.is_empty() {
-        out.extend_from_slice(special);
-        return Ok(());
-    }
     // The base-10,000 digit whose weight is `w` (10,000^w).
     let digit = |w: i64| -> Result<u16, Malformed> {
         let at = weight - w;
@@ -52,7 +53,7 @@ pub fn numeric(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
             Ok(0)
         }
     };
-    if sign == 0x4000 {
+    if negative {
         out.push(b'-');
     }
     if weight < 0 {
