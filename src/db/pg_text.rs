@@ -61,18 +61,41 @@ pub fn numeric(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
     } else {
         out.extend_from_slice(itoa::Buffer::new().format(digit(weight)?).as_bytes());
         for w in (0..weight).rev() {
-            padded(out, u64::from(digit(w)?), 4);
+            out.extend_from_slice(&four_digits(digit(w)?));
         }
     }
     if scale > 0 {
         out.push(b'.');
-        for i in 0..scale {
-            let group = digit(-1 - (i / 4) as i64)?;
-            let shown = group / 10u16.pow(3 - (i % 4) as u32) % 10;
-            out.push(b'0' + shown as u8);
+        // Whole groups of four digits, the last cut to the scale.
+        let mut left = scale;
+        let mut w = -1;
+        while left > 0 {
+            let shown = left.min(4);
+            out.extend_from_slice(&four_digits(digit(w)?)[..shown]);
+            left -= shown;
+            w -= 1;
         }
     }
     Ok(())
+}
+
+/// Whether `raw`, a `numeric` in binary, is a number rather than `NaN` or
+/// an infinity: what [`numeric`] writes for it is then a JSON number.
+pub fn is_finite_numeric(raw: &[u8]) -> bool {
+    matches!(raw.get(4..6), Some([0x00 | 0x40, 0x00]))
+}
+
+/// `n` (below 10,000) as four digits, with leading zeros.
+fn four_digits(n: u16) -> [u8; 4] {
+    let n = n % 10_000;
+    let [a, b] = two_digits(n / 100);
+    let [c, d] = two_digits(n % 100);
+    [a, b, c, d]
+}
+
+/// `n` (below 100) as two digits, with a leading zero.
+fn two_digits(n: u16) -> [u8; 2] {
+    [b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]
 }
 
 /// `date` (days since 2000-01-01) as `YYYY-MM-DD`, with ` BC` before
@@ -183,13 +206,19 @@ fn write_time(micros: i64, out: &mut Vec<u8>) {
 
 /// `n` in decimal, with leading zeros to at least `width` digits.
 fn padded(out: &mut Vec<u8>, n: u64, width: usize) {
-    let mut digits = itoa::Buffer::new();
-    let digits = digits.format(n).as_bytes();
-    out.extend(std::iter::repeat_n(
-        b'0',
-        width.saturating_sub(digits.len()),
-    ));
-    out.extend_from_slice(digits);
+    match (width, u16::try_from(n)) {
+        (2, Ok(n @ 0..100)) => out.extend_from_slice(&two_digits(n)),
+        (4, Ok(n @ 0..10_000)) => out.extend_from_slice(&four_digits(n)),
+        _ => {
+            let mut digits = itoa::Buffer::new();
+            let digits = digits.format(n).as_bytes();
+            out.extend(std::iter::repeat_n(
+                b'0',
+                width.saturating_sub(digits.len()),
+            ));
+            out.extend_from_slice(digits);
+        }
+    }
 }
 
 /// The proleptic Gregorian (year, month, day) of the day `days` after

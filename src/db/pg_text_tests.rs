@@ -1,7 +1,7 @@
 //! Each vector is what PostgreSQL 15 answered, in a UTC session, for
 //! `encode(<type>_send(x), 'hex')` and `x::text`.
 
-use super::{date, numeric, time, timestamp, Instant, Malformed};
+use super::{date, is_finite_numeric, numeric, time, timestamp, Instant, Malformed};
 
 /// Asserts that `write` writes each vector's bytes (in hex) as its text.
 fn assert_writes(
@@ -15,32 +15,45 @@ fn assert_writes(
     }
 }
 
+/// PostgreSQL's `numeric` vectors: bytes in hex and text.
+const NUMERICS: &[(&str, &str)] = &[
+    ("0000000000000000", "0"),
+    ("0000000000000002", "0.00"),
+    ("0001ffff400000011388", "-0.5"),
+    ("0002000000000002000107d0", "1.20"),
+    ("0002000000000002000c1388", "12.50"),
+    ("0004000200000006000109291a850001", "123456789.000100"),
+    ("0001fffe000000080001", "0.00000001"),
+    ("000200004000000404d215e0", "-1234.5600"),
+    ("0003000100000002270f270f26ac", "99999999.99"),
+    ("00010001000000000001", "10000"),
+    ("00010005000000000001", "100000000000000000000"),
+    ("00000000c0000000", "NaN"),
+    ("00000000d0000020", "Infinity"),
+    ("00000000f0000020", "-Infinity"),
+    ("0001ffff400000040001", "-0.0001"),
+    (
+        "000c00050000001500010000000000000000000004d2162e23340d801ed203e8",
+        "100000000000000000000.123456789012345678901",
+    ),
+];
+
 #[test]
 fn numerics_are_written_as_postgresql_writes_them() {
-    assert_writes(
-        numeric,
-        &[
-            ("0000000000000000", "0"),
-            ("0000000000000002", "0.00"),
-            ("0001ffff400000011388", "-0.5"),
-            ("0002000000000002000107d0", "1.20"),
-            ("0002000000000002000c1388", "12.50"),
-            ("0004000200000006000109291a850001", "123456789.000100"),
-            ("0001fffe000000080001", "0.00000001"),
-            ("000200004000000404d215e0", "-1234.5600"),
-            ("0003000100000002270f270f26ac", "99999999.99"),
-            ("00010001000000000001", "10000"),
-            ("00010005000000000001", "100000000000000000000"),
-            ("00000000c0000000", "NaN"),
-            ("00000000d0000020", "Infinity"),
-            ("00000000f0000020", "-Infinity"),
-            ("0001ffff400000040001", "-0.0001"),
-            (
-                "000c00050000001500010000000000000000000004d2162e23340d801ed203e8",
-                "100000000000000000000.123456789012345678901",
-            ),
-        ],
-    );
+    assert_writes(numeric, NUMERICS);
+}
+
+#[test]
+fn a_numeric_is_finite_unless_it_is_nan_or_an_infinity() {
+    for (raw, text) in NUMERICS {
+        let special = ["NaN", "Infinity", "-Infinity"].contains(text);
+        assert_eq!(
+            is_finite_numeric(&hex::decode(raw).expect("hex")),
+            !special,
+            "{raw} {text}"
+        );
+    }
+    assert!(!is_finite_numeric(b"\0\0"), "too short to say");
 }
 
 #[test]

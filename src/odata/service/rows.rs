@@ -252,6 +252,7 @@ impl PgCells<'_> {
                 None => out.extend_from_slice(b"null"),
             },
             Kind::Text(written) => match pg_raw(self.row, i)? {
+                Some(raw) if written.write_json(raw, edm, out)? => {}
                 Some(raw) => {
                     let mut text = self.scratch.borrow_mut();
                     text.clear();
@@ -300,6 +301,43 @@ impl Written {
             Written::TimestampTz => pg_text::timestamp(raw, instant(true), out),
         }
         .map_err(|e| ODataError::internal(&e))
+    }
+}
+
+impl Written {
+    /// Writes `raw` straight onto `out` as the JSON value of a property of
+    /// type `edm`, where the text [`Written::write`] makes is that value as
+    /// it is (or between quotes): decimals that are numbers, instants of
+    /// years 1 to 9999, dates of four-digit years, times of day. Answers
+    /// `false`, having written nothing, for any other value, which is then
+    /// written as text through [`write_bytes`].
+    fn write_json(self, raw: &[u8], edm: EdmType, out: &mut Vec<u8>) -> Result<bool, ODataError> {
+        use EdmType as E;
+        let quoted = match (self, edm) {
+            (Written::Numeric, E::Decimal | E::Int16 | E::Int32 | E::Int64 | E::Double) => {
+                if !pg_text::is_finite_numeric(raw) {
+                    return Ok(false);
+                }
+                self.write(raw, Some(edm), out)?;
+                return Ok(true);
+            }
+            (Written::Timestamp | Written::TimestampTz, E::DateTimeOffset) => {
+                |text: &[u8]| text.last() == Some(&b'Z')
+            }
+            (Written::Date, E::Date) => |text: &[u8]| text.len() == 10,
+            (Written::Time, E::TimeOfDay) => |_: &[u8]| true,
+            _ => return Ok(false),
+        };
+        let start = out.len();
+        out.push(b'"');
+        self.write(raw, Some(edm), out)?;
+        if quoted(&out[start + 1..]) {
+            out.push(b'"');
+            Ok(true)
+        } else {
+            out.truncate(start);
+            Ok(false)
+        }
     }
 }
 
@@ -759,3 +797,7 @@ fn read_sqlite<S: Sink>(
     }
     Ok(feed)
 }
+
+#[cfg(test)]
+#[path = "rows_tests.rs"]
+mod tests;

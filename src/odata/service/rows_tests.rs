@@ -1,0 +1,61 @@
+//! A PostgreSQL value written straight as JSON is written exactly as its
+//! text would be: vectors are PostgreSQL 15's binary forms (see
+//! `db::pg_text`'s tests).
+
+use super::{write_bytes, Written};
+use crate::odata::EdmType;
+
+/// What `written` writes for `raw` (hex) as a property of type `edm`
+/// through its text and [`write_bytes`], and straight, when it does.
+fn both(written: Written, raw: &str, edm: EdmType) -> (String, Option<String>) {
+    let raw = hex::decode(raw).expect("hex");
+    let mut text = Vec::new();
+    written.write(&raw, Some(edm), &mut text).expect("well formed");
+    let mut through_text = Vec::new();
+    write_bytes(&mut through_text, &text, edm);
+    let mut straight = b"[".to_vec();
+    let taken = written
+        .write_json(&raw, edm, &mut straight)
+        .expect("well formed");
+    assert!(taken || straight == b"[", "nothing written when not taken");
+    let straight = taken.then(|| String::from_utf8(straight[1..].to_vec()).expect("utf-8"));
+    (String::from_utf8(through_text).expect("utf-8"), straight)
+}
+
+#[test]
+fn values_written_straight_are_written_as_their_text_is() {
+    use EdmType as E;
+    use Written as W;
+    let cases = [
+        // Taken straight.
+        (W::Numeric, "0002000000000002000c1388", E::Decimal, true),
+        (W::Numeric, "0001ffff400000040001", E::Double, true),
+        (W::Numeric, "0004000200000006000109291a850001", E::Int64, true),
+        (W::Timestamp, "0002b5a126e3d990", E::DateTimeOffset, true),
+        (W::TimestampTz, "fffca2fec4c82001", E::DateTimeOffset, true),
+        (W::TimestampTz, "0380e70b912c3dc0", E::DateTimeOffset, true),
+        (W::Date, "00001cc4", E::Date, true),
+        (W::Time, "000000141dd75fff", E::TimeOfDay, true),
+        (W::Time, "000000141dd76000", E::TimeOfDay, true),
+        // Through their text.
+        (W::Numeric, "00000000c0000000", E::Decimal, false),
+        (W::Numeric, "00000000f0000020", E::Double, false),
+        (W::Numeric, "0002000000000002000c1388", E::String, false),
+        (W::Timestamp, "0380e70b913b8000", E::DateTimeOffset, false),
+        (W::TimestampTz, "ff1af9e8fb46d000", E::DateTimeOffset, false),
+        (W::TimestampTz, "7fffffffffffffff", E::DateTimeOffset, false),
+        (W::Timestamp, "0002b5a126e3d990", E::String, false),
+        (W::Date, "fff4da8b", E::Date, false),
+        (W::Date, "0039a81f", E::Date, false),
+        (W::Date, "7fffffff", E::Date, false),
+        (W::Date, "00001cc4", E::String, false),
+        (W::Time, "000000071fe6f200", E::String, false),
+    ];
+    for (written, raw, edm, straight) in cases {
+        let (through_text, taken) = both(written, raw, edm);
+        assert_eq!(taken.is_some(), straight, "{written:?} {raw} {edm:?}");
+        if let Some(taken) = taken {
+            assert_eq!(taken, through_text, "{written:?} {raw} {edm:?}");
+        }
+    }
+}
