@@ -170,6 +170,15 @@ pub fn timestamp(raw: &[u8], how: Instant, out: &mut Vec<u8>) -> Result<(), Malf
 /// answers whether it is before year 1.
 fn write_date(days: i64, out: &mut Vec<u8>) -> bool {
     let (year, month, day) = civil(days + EPOCH_DAYS);
+    if let Ok(year @ 1..10_000) = u16::try_from(year) {
+        let ([y0, y1, y2, y3], [m0, m1], [d0, d1]) = (
+            four_digits(year),
+            two_digits(month as u16),
+            two_digits(day as u16),
+        );
+        out.extend_from_slice(&[y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1]);
+        return false;
+    }
     let bc = year <= 0;
     let shown = if bc { 1 - year } else { year };
     padded(out, shown.unsigned_abs(), 4);
@@ -184,15 +193,10 @@ fn write_date(days: i64, out: &mut Vec<u8>) -> bool {
 fn write_time(micros: i64, out: &mut Vec<u8>) {
     let seconds = micros / 1_000_000;
     let fraction = micros % 1_000_000;
-    for (i, part) in [seconds / 3600, seconds / 60 % 60, seconds % 60]
-        .into_iter()
-        .enumerate()
-    {
-        if i > 0 {
-            out.push(b':');
-        }
-        padded(out, part.unsigned_abs(), 2);
-    }
+    // Hours reach 24 at most: two digits each.
+    let [h, m, s] =
+        [seconds / 3600, seconds / 60 % 60, seconds % 60].map(|part| two_digits(part as u16));
+    out.extend_from_slice(&[h[0], h[1], b':', m[0], m[1], b':', s[0], s[1]]);
     if fraction > 0 {
         let (mut shown, mut width) = (fraction.unsigned_abs(), 6);
         while shown % 10 == 0 {

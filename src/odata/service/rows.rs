@@ -14,7 +14,7 @@ use sqlx::{Row, ValueRef};
 
 use super::reply::ODataError;
 pub use super::values::Cell;
-use super::values::{key_literal, write_bytes, write_str, write_value};
+use super::values::{key_literal, write_bool, write_bytes, write_int, write_str, write_value};
 use crate::db::{bind_numbered, pg_raw, pg_text, Db, MySqlReads, PgReads, ReadError, ReadPool};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
@@ -141,6 +141,17 @@ fn pg_decode(row: &tokio_postgres::Row, i: usize, kind: Kind) -> Result<Cell<'_>
     })
 }
 
+/// An integer of kind `kind` in binary, when `raw` has its length.
+#[inline]
+fn pg_int(kind: Kind, raw: &[u8]) -> Option<i64> {
+    Some(match kind {
+        Kind::I16 => i16::from_be_bytes(raw.try_into().ok()?).into(),
+        Kind::I32 => i32::from_be_bytes(raw.try_into().ok()?).into(),
+        Kind::I64 => i64::from_be_bytes(raw.try_into().ok()?),
+        _ => return None,
+    })
+}
+
 /// The kinds of a PostgreSQL row's columns, in order: the same for every
 /// row of a statement, so found once from its first row.
 fn pg_kinds(row: &tokio_postgres::Row) -> Vec<Kind> {
@@ -259,6 +270,14 @@ impl PgCells<'_> {
                     written.write(raw, Some(edm), &mut text)?;
                     write_bytes(out, &text, edm);
                 }
+                None => out.extend_from_slice(b"null"),
+            },
+            Kind::Bool | Kind::I16 | Kind::I32 | Kind::I64 => match pg_raw(self.row, i)? {
+                Some(&[b]) if kind == Kind::Bool => write_bool(out, b != 0),
+                Some(raw) => match pg_int(kind, raw) {
+                    Some(n) => write_int(out, n, edm),
+                    None => write_value(out, pg_decode(self.row, i, kind)?, edm),
+                },
                 None => out.extend_from_slice(b"null"),
             },
             kind => write_value(out, pg_decode(self.row, i, kind)?, edm),

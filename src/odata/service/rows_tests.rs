@@ -10,7 +10,9 @@ use crate::odata::EdmType;
 fn both(written: Written, raw: &str, edm: EdmType) -> (String, Option<String>) {
     let raw = hex::decode(raw).expect("hex");
     let mut text = Vec::new();
-    written.write(&raw, Some(edm), &mut text).expect("well formed");
+    written
+        .write(&raw, Some(edm), &mut text)
+        .expect("well formed");
     let mut through_text = Vec::new();
     write_bytes(&mut through_text, &text, edm);
     let mut straight = b"[".to_vec();
@@ -30,7 +32,12 @@ fn values_written_straight_are_written_as_their_text_is() {
         // Taken straight.
         (W::Numeric, "0002000000000002000c1388", E::Decimal, true),
         (W::Numeric, "0001ffff400000040001", E::Double, true),
-        (W::Numeric, "0004000200000006000109291a850001", E::Int64, true),
+        (
+            W::Numeric,
+            "0004000200000006000109291a850001",
+            E::Int64,
+            true,
+        ),
         (W::Timestamp, "0002b5a126e3d990", E::DateTimeOffset, true),
         (W::TimestampTz, "fffca2fec4c82001", E::DateTimeOffset, true),
         (W::TimestampTz, "0380e70b912c3dc0", E::DateTimeOffset, true),
@@ -58,4 +65,21 @@ fn values_written_straight_are_written_as_their_text_is() {
             assert_eq!(taken, through_text, "{written:?} {raw} {edm:?}");
         }
     }
+}
+
+#[test]
+fn integers_are_read_from_their_binary_form_of_the_right_length() {
+    use super::{pg_int, Kind};
+    assert_eq!(pg_int(Kind::I16, &[0xff, 0xfe]), Some(-2));
+    assert_eq!(pg_int(Kind::I32, &[0, 0, 1, 0]), Some(256));
+    assert_eq!(
+        pg_int(Kind::I64, &[0x80, 0, 0, 0, 0, 0, 0, 0]),
+        Some(i64::MIN)
+    );
+    assert_eq!(
+        pg_int(Kind::I32, &[0, 1]),
+        None,
+        "a length that is not the type's"
+    );
+    assert_eq!(pg_int(Kind::F64, &[0; 8]), None, "not an integer");
 }

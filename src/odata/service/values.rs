@@ -31,17 +31,23 @@ pub fn write_value(out: &mut Vec<u8>, cell: Cell<'_>, edm: EdmType) {
     match cell {
         Cell::Null => out.extend_from_slice(b"null"),
         Cell::Bool(b) => write_bool(out, b),
-        Cell::Int(n) => match edm {
-            EdmType::Boolean => write_bool(out, n != 0),
-            EdmType::String => write_str(out, itoa::Buffer::new().format(n)),
-            _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-        },
+        Cell::Int(n) => write_int(out, n, edm),
         Cell::Real(x) => match edm {
             EdmType::String => write_str(out, &x.to_string()),
             _ => write_double(out, x),
         },
         Cell::Text(text) => write_text(out, text, edm),
         Cell::Blob(bytes) => write_str(out, &hex::encode(bytes)),
+    }
+}
+
+/// Writes an integer, a property of type `edm`, as [`write_value`] writes
+/// [`Cell::Int`].
+pub fn write_int(out: &mut Vec<u8>, n: i64, edm: EdmType) {
+    match edm {
+        EdmType::Boolean => write_bool(out, n != 0),
+        EdmType::String => write_str(out, itoa::Buffer::new().format(n)),
+        _ => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
     }
 }
 
@@ -98,7 +104,8 @@ fn is_plain(bytes: &[u8]) -> bool {
     })
 }
 
-fn write_bool(out: &mut Vec<u8>, b: bool) {
+/// Writes a boolean as [`write_value`] writes [`Cell::Bool`].
+pub fn write_bool(out: &mut Vec<u8>, b: bool) {
     out.extend_from_slice(if b { b"true" } else { b"false" });
 }
 
