@@ -369,12 +369,11 @@ impl Dialect {
         }
     }
 
-    /// A column as the service reads it back: PostgreSQL's uuids and
-    /// MySQL's date, time and uuid values are read as their text, MySQL's
-    /// integers and booleans as 64-bit integers, which the service writes
-    /// out in OData's format; every other value is read as stored
-    /// (PostgreSQL's exact, date and time types in their binary form,
-    /// written as text by the service: `db::pg_text`). On SQLite
+    /// A column as the service reads it back: uuids on PostgreSQL and
+    /// MySQL are read as their text; every other value is read as stored,
+    /// PostgreSQL's exact, date and time types and MySQL's dates and times
+    /// in their binary form, written as the server's text for them by the
+    /// service (`db::pg_text`, `db::my_text`). On SQLite
     /// a value is read by what it holds, not by the column's declared type
     /// (`+x` is a no-op for every value but hides the declaration).
     pub fn output_value(self, column: &str, stored: Stored) -> String {
@@ -388,12 +387,11 @@ impl Dialect {
             }
             // The binary protocol sends text and decimals as their text,
             // as they are (a cast to CHAR would copy every value, a third
-            // of MariaDB's time for a page of them); date and time types
-            // are asked for as text and integers of any width (or bits) as
-            // 64-bit integers, which the service writes out by type.
-            (Self::MySql, Temporal | Uuid) => format!("CAST({column} AS CHAR)"),
-            (Self::MySql, Boolean | Integer) => format!("CAST({column} AS SIGNED)"),
-            (Self::MySql, Text | Exact | Float) => column.to_owned(),
+            // of MariaDB's time for a page of them), integers as integers,
+            // bits as bytes and dates and times as numbers, each read by
+            // its column's type (`odata::service::rows`).
+            (Self::MySql, Uuid) => format!("CAST({column} AS CHAR)"),
+            (Self::MySql, Boolean | Integer | Float | Text | Exact | Temporal) => column.to_owned(),
         }
     }
 

@@ -7,6 +7,7 @@
 mod dialect;
 mod expressions;
 mod migrate;
+mod my_text;
 mod mysql;
 pub(crate) mod pg_text;
 mod postgres;
@@ -16,6 +17,7 @@ mod server_url;
 
 pub use dialect::Dialect;
 pub use expressions::{DatePart, Stored, TextValue};
+pub use my_text::Temporal as MyTemporal;
 pub use mysql::MySqlReads;
 pub use postgres::{raw as pg_raw, PgReads};
 pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader};
@@ -229,7 +231,9 @@ impl Db {
     /// when the host attached no `Db`.
     pub(crate) async fn open(url: &str) -> Result<Self, DbError> {
         let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
-        Ok(Self(DbPool::open(url, PoolSize::default_for(dialect)).await?))
+        Ok(Self(
+            DbPool::open(url, PoolSize::default_for(dialect)).await?,
+        ))
     }
 
     /// The same pool with bulk reads (OData) held to `limits`: a SQLite
@@ -290,17 +294,15 @@ impl DbPool {
             Dialect::Sqlite => (SqliteReader::for_url(url, limits), None),
             Dialect::Postgres => (
                 None,
-                Some(ReadPool::Postgres(
-                    PgReads::new(url, limits)
-                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
-                )),
+                Some(ReadPool::Postgres(PgReads::new(url, limits).map_err(
+                    |e| sqlx::Error::Configuration(e.to_string().into()),
+                )?)),
             ),
             Dialect::MySql => (
                 None,
-                Some(ReadPool::MySql(
-                    MySqlReads::new(url, limits)
-                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
-                )),
+                Some(ReadPool::MySql(MySqlReads::new(url, limits).map_err(
+                    |e| sqlx::Error::Configuration(e.to_string().into()),
+                )?)),
             ),
         };
         Ok(Self {
@@ -467,4 +469,3 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
-

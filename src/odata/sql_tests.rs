@@ -57,8 +57,8 @@ fn page_query_selects_orders_and_limits() {
     let sql = page(MySql, "$select=age,name&$orderby=age,id", 200);
     assert_eq!(
         sql.text,
-        "SELECT CAST(`t0`.`id` AS SIGNED) AS `id`, `t0`.`display_name` AS `name`, \
-         CAST(`t0`.`age` AS SIGNED) AS `age` FROM `users` AS `t0` \
+        "SELECT `t0`.`id` AS `id`, `t0`.`display_name` AS `name`, \
+         `t0`.`age` AS `age` FROM `users` AS `t0` \
          ORDER BY `t0`.`age` ASC, `t0`.`id` ASC LIMIT ? OFFSET ?"
     );
     assert_eq!(sql.binds, [Bind::Int(201), Bind::Int(0)]);
@@ -66,7 +66,7 @@ fn page_query_selects_orders_and_limits() {
     let sql = page(MySql, "$select=name&$skip=90", 10);
     assert_eq!(
         sql.text,
-        "SELECT CAST(`t0`.`id` AS SIGNED) AS `id`, `t0`.`display_name` AS `name` \
+        "SELECT `t0`.`id` AS `id`, `t0`.`display_name` AS `name` \
          FROM (SELECT `t0`.`id` FROM `users` AS `t0` ORDER BY `t0`.`id` ASC LIMIT ? OFFSET ?) \
          AS `k` JOIN `users` AS `t0` ON `t0`.`id` = `k`.`id` ORDER BY `t0`.`id` ASC"
     );

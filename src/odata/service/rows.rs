@@ -15,7 +15,9 @@ use sqlx::{Row, ValueRef};
 use super::reply::ODataError;
 pub use super::values::Cell;
 use super::values::{key_literal, write_bool, write_bytes, write_int, write_str, write_value};
-use crate::db::{bind_numbered, pg_raw, pg_text, Db, MySqlReads, PgReads, ReadError, ReadPool};
+use crate::db::{
+    bind_numbered, pg_raw, pg_text, Db, MySqlReads, MyTemporal, PgReads, ReadError, ReadPool,
+};
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
 /// A row whose columns are read by position.
@@ -87,34 +89,106 @@ impl Cells for rusqlite::Row<'_> {
     }
 }
 
-impl Cells for mysql_async::Row {
-    /// Values arrive typed by the binary protocol: text and decimals as
-    /// their text; the service reads MySQL's date and time types as text
-    /// too ([`Dialect::output_value`](crate::db::Dialect::output_value)).
+/// A MySQL or MariaDB row. Values arrive typed by the binary protocol:
+/// text and decimals as their text, integers as integers, dates and times
+/// as numbers ([`MyTemporal`]), written as the server's text for them.
+struct MyCells<'a> {
+    row: &'a mysql_async::Row,
+    /// Per column, how its dates or times are written, if it holds them;
+    /// whether it is a `BIT` column.
+    columns: &'a [(Option<MyTemporal>, bool)],
+    /// Per column, the text of a date or time once asked for as a
+    /// [`Cell`]; emptied for each row.
+    texts: &'a [OnceCell<String>],
+    /// Where a date or time is written before it is written out.
+    scratch: &'a RefCell<Vec<u8>>,
+}
+
+impl MyCells<'_> {
+    /// The row's value in column `i`, and how that column is read.
+    fn value(
+        &self,
+        i: usize,
+    ) -> Result<(&mysql_async::Value, (Option<MyTemporal>, bool)), ODataError> {
+        match (self.row.as_ref(i), self.columns.get(i)) {
+            (Some(value), Some(column)) => Ok((value, *column)),
+            _ => Err(ODataError::internal(&format!("no column {i}"))),
+        }
+    }
+}
+
+/// The way each column of a MySQL result is read (see [`MyCells`]).
+fn my_columns(row: &mysql_async::Row) -> Vec<(Option<MyTemporal>, bool)> {
+    row.columns_ref()
+        .iter()
+        .map(|column| {
+            let bit = column.column_type() == mysql_async::consts::ColumnType::MYSQL_TYPE_BIT;
+            (MyTemporal::of(column), bit)
+        })
+        .collect()
+}
+
+impl Cells for MyCells<'_> {
     fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
         use mysql_async::Value as V;
-        Ok(match self.as_ref(i) {
-            Some(V::NULL) => Cell::Null,
-            Some(V::Int(n)) => Cell::Int(*n),
-            Some(V::UInt(n)) => i64::try_from(*n).map_or(Cell::Real(*n as f64), Cell::Int),
-            Some(V::Float(x)) => Cell::Real(f64::from(*x)),
-            Some(V::Double(x)) => Cell::Real(*x),
-            Some(V::Bytes(bytes)) => text_or_blob(bytes),
-            Some(V::Date(..) | V::Time(..)) => {
-                return Err(ODataError::internal(&"a date or time not read as text"))
+        Ok(match self.value(i)? {
+            (V::NULL, _) => Cell::Null,
+            (V::Int(n), _) => Cell::Int(*n),
+            (V::UInt(n), _) => i64::try_from(*n).map_or(Cell::Real(*n as f64), Cell::Int),
+            (V::Float(x), _) => Cell::Real(f64::from(*x)),
+            (V::Double(x), _) => Cell::Real(*x),
+            (V::Bytes(bytes), (_, true)) => bits(bytes),
+            (V::Bytes(bytes), _) => text_or_blob(bytes),
+            (value @ (V::Date(..) | V::Time(..)), (Some(temporal), _)) => {
+                let slot = self
+                    .texts
+                    .get(i)
+                    .ok_or_else(|| ODataError::internal(&"no column"))?;
+                if let Some(text) = slot.get() {
+                    return Ok(Cell::Text(text));
+                }
+                let mut bytes = Vec::new();
+                temporal.write(value, &mut bytes);
+                let text = String::from_utf8(bytes).map_err(|e| ODataError::internal(&e))?;
+                Cell::Text(slot.get_or_init(|| text))
             }
-            None => return Err(ODataError::internal(&format!("no column {i}"))),
+            (V::Date(..) | V::Time(..), (None, _)) => {
+                return Err(ODataError::internal(
+                    &"a date or time in a column of neither",
+                ))
+            }
         })
     }
 
-    /// Text is written from its bytes ([`write_bytes`]), without making it
-    /// a [`Cell`] first.
+    /// Text is written from its bytes ([`write_bytes`]), a date or time
+    /// from its text, without making either a [`Cell`] first.
     fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
-        match self.as_ref(i) {
-            Some(mysql_async::Value::Bytes(bytes)) => write_bytes(out, bytes, edm),
+        match self.value(i)? {
+            (mysql_async::Value::Bytes(bytes), (_, false)) => write_bytes(out, bytes, edm),
+            (value, (Some(temporal), _)) => {
+                if edm == EdmType::DateTimeOffset && temporal.write_rfc3339(value, out) {
+                    return Ok(());
+                }
+                let mut text = self.scratch.borrow_mut();
+                text.clear();
+                if !temporal.write(value, &mut text) {
+                    drop(text);
+                    write_value(out, self.cell(i)?, edm);
+                    return Ok(());
+                }
+                write_bytes(out, &text, edm);
+            }
             _ => write_value(out, self.cell(i)?, edm),
         }
         Ok(())
+    }
+}
+
+/// A `BIT` value (big-endian bytes) as an integer.
+fn bits(bytes: &[u8]) -> Cell<'_> {
+    match bytes.len() {
+        0..=8 => Cell::Int(bytes.iter().fold(0i64, |n, b| (n << 8) | i64::from(*b))),
+        _ => Cell::Blob(bytes),
     }
 }
 
@@ -766,8 +840,27 @@ async fn read_mysql<S: Sink>(
     sql: &Sql,
     mut feed: Feed<S>,
 ) -> Result<Feed<S>, ODataError> {
+    let mut columns = Vec::new();
+    let mut texts: Vec<OnceCell<String>> = Vec::new();
+    let scratch = RefCell::new(Vec::new());
+    let taker = &mut feed;
+    // The closure owns what it lends each row, so the future stays `Send`.
     reads
-        .each(&sql.text, &sql.binds, |row| feed.take(row))
+        .each(&sql.text, &sql.binds, move |row| {
+            if columns.is_empty() {
+                columns = my_columns(row);
+                texts.resize_with(columns.len(), OnceCell::new);
+            }
+            for text in &mut texts {
+                text.take();
+            }
+            taker.take(&MyCells {
+                row,
+                columns: &columns,
+                texts: &texts,
+                scratch: &scratch,
+            })
+        })
         .await?;
     Ok(feed)
 }

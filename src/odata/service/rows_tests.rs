@@ -83,3 +83,84 @@ fn integers_are_read_from_their_binary_form_of_the_right_length() {
     );
     assert_eq!(pg_int(Kind::F64, &[0; 8]), None, "not an integer");
 }
+
+#[test]
+fn bits_are_read_as_big_endian_integers() {
+    use super::{bits, Cell};
+    assert_eq!(bits(&[1]), Cell::Int(1));
+    assert_eq!(bits(&[0]), Cell::Int(0));
+    assert_eq!(bits(&[0x01, 0x00]), Cell::Int(256));
+    assert_eq!(bits(&[]), Cell::Int(0));
+    assert_eq!(
+        bits(&[0xff; 9]),
+        Cell::Blob(&[0xff; 9]),
+        "wider than 64 bits"
+    );
+}
+
+#[test]
+fn instants_from_mysql_written_straight_are_written_as_their_text_is() {
+    use crate::db::MyTemporal;
+    use mysql_async::Value;
+    let cases = [
+        (
+            MyTemporal::DateTime(0),
+            Value::Date(2024, 3, 1, 9, 30, 0, 0),
+            true,
+        ),
+        (
+            MyTemporal::DateTime(3),
+            Value::Date(2024, 2, 29, 23, 59, 59, 120_000),
+            true,
+        ),
+        (
+            MyTemporal::DateTime(6),
+            Value::Date(1970, 1, 1, 0, 0, 0, 1),
+            true,
+        ),
+        (
+            MyTemporal::DateTime(6),
+            Value::Date(9999, 12, 31, 0, 0, 0, 999_990),
+            true,
+        ),
+        (
+            MyTemporal::DateTime(3),
+            Value::Date(1000, 1, 1, 0, 0, 0, 0),
+            true,
+        ),
+        // From their text: no such day, or not an instant.
+        (
+            MyTemporal::DateTime(0),
+            Value::Date(0, 0, 0, 0, 0, 0, 0),
+            false,
+        ),
+        (
+            MyTemporal::DateTime(0),
+            Value::Date(2023, 2, 29, 0, 0, 0, 0),
+            false,
+        ),
+        (MyTemporal::Date, Value::Date(2024, 3, 1, 0, 0, 0, 0), false),
+        (
+            MyTemporal::Time(0),
+            Value::Time(false, 0, 8, 30, 0, 0),
+            false,
+        ),
+    ];
+    for (temporal, value, straight) in cases {
+        let mut text = Vec::new();
+        assert!(temporal.write(&value, &mut text), "{value:?}");
+        let mut through_text = Vec::new();
+        write_bytes(&mut through_text, &text, EdmType::DateTimeOffset);
+        let mut out = Vec::new();
+        assert_eq!(
+            temporal.write_rfc3339(&value, &mut out),
+            straight,
+            "{value:?}"
+        );
+        if straight {
+            assert_eq!(out, through_text, "{value:?}");
+        } else {
+            assert!(out.is_empty(), "{value:?}");
+        }
+    }
+}
