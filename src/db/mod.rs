@@ -231,9 +231,7 @@ impl Db {
     /// when the host attached no `Db`.
     pub(crate) async fn open(url: &str) -> Result<Self, DbError> {
         let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
-        Ok(Self(
-            DbPool::open(url, PoolSize::default_for(dialect)).await?,
-        ))
+        Ok(Self(DbPool::open(url, PoolSize::default_for(dialect)).await?))
     }
 
     /// The same pool with bulk reads (OData) held to `limits`: a SQLite
@@ -294,15 +292,17 @@ impl DbPool {
             Dialect::Sqlite => (SqliteReader::for_url(url, limits), None),
             Dialect::Postgres => (
                 None,
-                Some(ReadPool::Postgres(PgReads::new(url, limits).map_err(
-                    |e| sqlx::Error::Configuration(e.to_string().into()),
-                )?)),
+                Some(ReadPool::Postgres(
+                    PgReads::new(url, limits)
+                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
+                )),
             ),
             Dialect::MySql => (
                 None,
-                Some(ReadPool::MySql(MySqlReads::new(url, limits).map_err(
-                    |e| sqlx::Error::Configuration(e.to_string().into()),
-                )?)),
+                Some(ReadPool::MySql(
+                    MySqlReads::new(url, limits)
+                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
+                )),
             ),
         };
         Ok(Self {
@@ -469,3 +469,4 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+

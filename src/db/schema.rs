@@ -163,21 +163,9 @@ mod tests {
             ("geometry", Text, Text, Text),
         ];
         for (declared, sqlite, postgres, mysql) in cases {
-            assert_eq!(
-                Dialect::Sqlite.sql_type(declared),
-                sqlite,
-                "{declared} on SQLite"
-            );
-            assert_eq!(
-                Dialect::Postgres.sql_type(declared),
-                postgres,
-                "{declared} on PostgreSQL"
-            );
-            assert_eq!(
-                Dialect::MySql.sql_type(declared),
-                mysql,
-                "{declared} on MySQL"
-            );
+            assert_eq!(Dialect::Sqlite.sql_type(declared), sqlite, "{declared} on SQLite");
+            assert_eq!(Dialect::Postgres.sql_type(declared), postgres, "{declared} on PostgreSQL");
+            assert_eq!(Dialect::MySql.sql_type(declared), mysql, "{declared} on MySQL");
         }
     }
 }
