@@ -10,6 +10,8 @@
 use mysql_async::consts::ColumnType;
 use mysql_async::{Column, Value};
 
+use super::pg_text::{four_digits, two_digits};
+
 /// How a date or time column's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Temporal {
@@ -106,7 +108,7 @@ impl Temporal {
 
 /// `YYYY-MM-DD`.
 fn write_date(year: u16, month: u8, day: u8, out: &mut Vec<u8>) {
-    let ([y0, y1], [y2, y3]) = (two_digits(year / 100), two_digits(year % 100));
+    let [y0, y1, y2, y3] = four_digits(year);
     let ([m0, m1], [d0, d1]) = (two_digits(month.into()), two_digits(day.into()));
     out.extend_from_slice(&[y0, y1, y2, y3, b'-', m0, m1, b'-', d0, d1]);
 }
@@ -126,11 +128,6 @@ fn write_clock(hours: u32, minutes: u8, seconds: u8, micros: u32, digits: u8, ou
         out.push(b'.');
         out.extend_from_slice(&fraction[1..=usize::from(digits)]);
     }
-}
-
-/// `n` (below 100) as two digits, with a leading zero.
-fn two_digits(n: u16) -> [u8; 2] {
-    [b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ pub fn is_finite_numeric(raw: &[u8]) -> bool {
 }
 
 /// `n` (below 10,000) as four digits, with leading zeros.
-fn four_digits(n: u16) -> [u8; 4] {
+pub(super) fn four_digits(n: u16) -> [u8; 4] {
     let n = n % 10_000;
     let [a, b] = two_digits(n / 100);
     let [c, d] = two_digits(n % 100);
@@ -94,7 +94,7 @@ fn four_digits(n: u16) -> [u8; 4] {
 }
 
 /// `n` (below 100) as two digits, with a leading zero.
-fn two_digits(n: u16) -> [u8; 2] {
+pub(super) fn two_digits(n: u16) -> [u8; 2] {
     [b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]
 }
 
