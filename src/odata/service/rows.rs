@@ -140,17 +140,10 @@ impl Cells for MyCells<'_> {
             (V::Bytes(bytes), (_, true)) => bits(bytes),
             (V::Bytes(bytes), _) => text_or_blob(bytes),
             (value @ (V::Date(..) | V::Time(..)), (Some(temporal), _)) => {
-                let slot = self
-                    .texts
-                    .get(i)
-                    .ok_or_else(|| ODataError::internal(&"no column"))?;
-                if let Some(text) = slot.get() {
-                    return Ok(Cell::Text(text));
-                }
-                let mut bytes = Vec::new();
-                temporal.write(value, &mut bytes);
-                let text = String::from_utf8(bytes).map_err(|e| ODataError::internal(&e))?;
-                Cell::Text(slot.get_or_init(|| text))
+                return text_once(self.texts, i, |out| {
+                    temporal.write(value, out);
+                    Ok(())
+                })
             }
             (V::Date(..) | V::Time(..), (None, _)) => {
                 return Err(ODataError::internal(
@@ -163,25 +156,56 @@ impl Cells for MyCells<'_> {
     /// Text is written from its bytes ([`write_bytes`]), a date or time
     /// from its text, without making either a [`Cell`] first.
     fn write(&self, i: usize, edm: EdmType, out: &mut Vec<u8>) -> Result<(), ODataError> {
+        use mysql_async::Value as V;
         match self.value(i)? {
-            (mysql_async::Value::Bytes(bytes), (_, false)) => write_bytes(out, bytes, edm),
-            (value, (Some(temporal), _)) => {
+            (V::Bytes(bytes), (_, false)) => write_bytes(out, bytes, edm),
+            (value @ (V::Date(..) | V::Time(..)), (Some(temporal), _)) => {
                 if edm == EdmType::DateTimeOffset && temporal.write_rfc3339(value, out) {
                     return Ok(());
                 }
-                let mut text = self.scratch.borrow_mut();
-                text.clear();
-                if !temporal.write(value, &mut text) {
-                    drop(text);
-                    write_value(out, self.cell(i)?, edm);
-                    return Ok(());
-                }
-                write_bytes(out, &text, edm);
+                through_text(self.scratch, out, edm, |text| {
+                    temporal.write(value, text);
+                    Ok(())
+                })?;
             }
             _ => write_value(out, self.cell(i)?, edm),
         }
         Ok(())
     }
+}
+
+/// Column `i`'s value as text, kept in `texts` for the rest of the row:
+/// written by `write` the first time it is asked for.
+fn text_once<'a>(
+    texts: &'a [OnceCell<String>],
+    i: usize,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), ODataError>,
+) -> Result<Cell<'a>, ODataError> {
+    let slot = texts
+        .get(i)
+        .ok_or_else(|| ODataError::internal(&"no column"))?;
+    if let Some(text) = slot.get() {
+        return Ok(Cell::Text(text));
+    }
+    let mut bytes = Vec::new();
+    write(&mut bytes)?;
+    let text = String::from_utf8(bytes).map_err(|e| ODataError::internal(&e))?;
+    Ok(Cell::Text(slot.get_or_init(|| text)))
+}
+
+/// Writes a value of type `edm` that `write` writes as text into
+/// `scratch`, then from that text as [`write_bytes`] writes it.
+fn through_text(
+    scratch: &RefCell<Vec<u8>>,
+    out: &mut Vec<u8>,
+    edm: EdmType,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), ODataError>,
+) -> Result<(), ODataError> {
+    let mut text = scratch.borrow_mut();
+    text.clear();
+    write(&mut text)?;
+    write_bytes(out, &text, edm);
+    Ok(())
 }
 
 /// A `BIT` value (big-endian bytes) as an integer.
@@ -282,17 +306,7 @@ impl Cells for PgCells<'_> {
         let Some(raw) = pg_raw(self.row, i)? else {
             return Ok(Cell::Null);
         };
-        let slot = self
-            .texts
-            .get(i)
-            .ok_or_else(|| ODataError::internal(&"no column"))?;
-        if let Some(text) = slot.get() {
-            return Ok(Cell::Text(text));
-        }
-        let mut bytes = Vec::new();
-        written.write(raw, None, &mut bytes)?;
-        let text = String::from_utf8(bytes).map_err(|e| ODataError::internal(&e))?;
-        Ok(Cell::Text(slot.get_or_init(|| text)))
+        text_once(self.texts, i, |out| written.write(raw, None, out))
     }
 
     /// Text is written from its bytes ([`write_bytes`]), without making it
@@ -338,12 +352,9 @@ impl PgCells<'_> {
             },
             Kind::Text(written) => match pg_raw(self.row, i)? {
                 Some(raw) if written.write_json(raw, edm, out)? => {}
-                Some(raw) => {
-                    let mut text = self.scratch.borrow_mut();
-                    text.clear();
-                    written.write(raw, Some(edm), &mut text)?;
-                    write_bytes(out, &text, edm);
-                }
+                Some(raw) => through_text(self.scratch, out, edm, |text| {
+                    written.write(raw, Some(edm), text)
+                })?,
                 None => out.extend_from_slice(b"null"),
             },
             Kind::Bool | Kind::I16 | Kind::I32 | Kind::I64 => match pg_raw(self.row, i)? {
@@ -395,9 +406,7 @@ impl Written {
         }
         .map_err(|e| ODataError::internal(&e))
     }
-}
 
-impl Written {
     /// Writes `raw` straight onto `out` as the JSON value of a property of
     /// type `edm`, where the text [`Written::write`] makes is that value as
     /// it is (or between quotes): decimals that are numbers, instants of
