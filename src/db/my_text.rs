@@ -10,7 +10,7 @@
 use mysql_async::consts::ColumnType;
 use mysql_async::{Column, Value};
 
-use super::pg_text::{four_digits, two_digits};
+use super::pg_text::{four_digits, two_digits, write_time};
 
 /// How a date or time column's values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,9 +66,7 @@ impl Temporal {
         }
         true
     }
-}
 
-impl Temporal {
     /// Writes a `DATETIME` or `TIMESTAMP` value that is a real instant
     /// (held in UTC) onto `out` as a JSON string in RFC 3339, `Z` and the
     /// fraction without trailing zeros: what its text becomes as an
@@ -94,13 +92,8 @@ impl Temporal {
         out.push(b'"');
         write_date(year, month, day, out);
         out.push(b'T');
-        // The fraction's digits up to its last that is not zero.
-        let (mut digits, mut rest) = (6, micros);
-        while rest % 10 == 0 && digits > 0 {
-            rest /= 10;
-            digits -= 1;
-        }
-        write_clock(u32::from(h), m, s, micros, digits, out);
+        let seconds = (i64::from(h) * 60 + i64::from(m)) * 60 + i64::from(s);
+        write_time(seconds * 1_000_000 + i64::from(micros), out);
         out.extend_from_slice(b"Z\"");
         true
     }

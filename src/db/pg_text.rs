@@ -190,7 +190,7 @@ fn write_date(days: i64, out: &mut Vec<u8>) -> bool {
 }
 
 /// `HH:MM:SS`, then `.` and the fraction without trailing zeros if any.
-fn write_time(micros: i64, out: &mut Vec<u8>) {
+pub(super) fn write_time(micros: i64, out: &mut Vec<u8>) {
     let seconds = micros / 1_000_000;
     let fraction = micros % 1_000_000;
     // Hours reach 24 at most: two digits each.
