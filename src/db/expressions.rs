@@ -382,16 +382,14 @@ impl Dialect {
             (Self::Sqlite, Integer | Text) => column.to_owned(),
             (Self::Sqlite, Boolean | Float | Exact | Temporal | Uuid) => format!("+{column}"),
             (Self::Postgres, Uuid) => format!("CAST({column} AS TEXT)"),
-            (Self::Postgres, Boolean | Integer | Float | Text | Exact | Temporal) => {
-                column.to_owned()
-            }
-            // The binary protocol sends text and decimals as their text,
-            // as they are (a cast to CHAR would copy every value, a third
-            // of MariaDB's time for a page of them), integers as integers,
-            // bits as bytes and dates and times as numbers, each read by
-            // its column's type (`odata::service::rows`).
             (Self::MySql, Uuid) => format!("CAST({column} AS CHAR)"),
-            (Self::MySql, Boolean | Integer | Float | Text | Exact | Temporal) => column.to_owned(),
+            // Both servers' binary protocols send every other value in a
+            // form each column's type tells how to read
+            // (`odata::service::rows`): MySQL's text and decimals as their
+            // text, as they are (a cast to CHAR would copy every value, a
+            // third of MariaDB's time for a page of them), integers as
+            // integers, bits as bytes, dates and times as numbers.
+            (Self::Postgres | Self::MySql, _) => column.to_owned(),
         }
     }
 
