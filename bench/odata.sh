@@ -128,7 +128,7 @@ url() { # url BASE INDEX
   if [[ -n "$q" ]]; then echo "$1/Items?$q"; else echo "$1/Items"; fi
 }
 die() { echo "odata.sh: $*" >&2; exit 1; }
-# has, secs, db_name, db_url, load_data, write_config, start_gh, stop_gh
+# has, secs, db_name, db_url, load_data, write_config, start_gh, stop_gh, slap, sized
 source "$ROOT/bench/odata_lib.sh"
 DURATION_S="$(secs "$DURATION")"
 WARMUP_S="$(secs "$WARMUP")"
@@ -277,18 +277,6 @@ bench() { # bench SIZE ENGINE SERVER PID BASE QUERY_INDEX ROUND CONNS
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$size" "$engine" "$server" "${NAMES[$q]}" "$round" "$conns" "$cpu" "$file" >>"$RUNS"
   printf '  %-8s %-9s %-26s r%s c%-3s %s  server cpu %s%%\n' "$engine" "$server" "${NAMES[$q]}" "$round" "$conns" \
     "$(awk '/Requests\/sec/ {printf "%8.1f req/s", $2} $1 == "50%" {p50 = $2} $1 == "99%" {p99 = $2} /Non-2xx/ {bad = "  NON-2xx: " $NF} /Socket errors/ {bad = bad "  " $0} END {printf "  p50 %s  p99 %s%s", p50, p99, bad}' "$file")" "$cpu"
-}
-
-# mariadb-slap: QUERIES statements over CONNS clients (QUERIES / CONNS each,
-# every row fetched); appends its output to FILE, prints the seconds taken.
-slap() { # slap DATABASE SQL_FILE QUERIES FILE
-  mariadb-slap -h 127.0.0.1 -P 3306 -u root --create-schema="$1" --no-drop --concurrency="$CONNS" \
-    --iterations=1 --number-of-queries="$3" --query="$2" >>"$4" 2>&1 || return 1
-  sed -n 's/.*Average number of seconds to run all queries: \([0-9.]*\) seconds.*/\1/p' "$4" | tail -1
-}
-sized() { # sized QUERIES SECONDS TARGET_SECONDS: the multiple of CONNS taking about TARGET_SECONDS
-  awk -v n="$1" -v s="$2" -v t="$3" -v c="$CONNS" 'BEGIN {
-    rate = (s > 0 ? n / s : 1000 * n); m = c * int(rate * t / c + 0.5); print (m < c ? c : m) }'
 }
 
 # The engine's own limit on the statement of query Q; the file's last line is

@@ -7,7 +7,8 @@
 # are written there), GH_BIN, GH_PORT, GH_BASE (http://127.0.0.1:$GH_PORT/odata),
 # PAGE_SIZE (pagination.default and .max), BASE_ROWS (the size whose
 # PostgreSQL/MariaDB database is gh_bench), and a die() function.
-# start_gh/stop_gh keep the running process's id in GH_PID.
+# start_gh/stop_gh keep the running process's id in GH_PID. slap and sized
+# (mariadb-slap runs) use CONNS.
 
 GH_PID=""
 
@@ -114,4 +115,16 @@ stop_gh() { # stop_gh: the process start_gh started, if any
     wait "$GH_PID" 2>/dev/null || true
   fi
   GH_PID=""
+}
+
+# mariadb-slap: QUERIES statements over CONNS clients (QUERIES / CONNS each,
+# every row fetched); appends its output to FILE, prints the seconds taken.
+slap() { # slap DATABASE SQL_FILE QUERIES FILE
+  mariadb-slap -h 127.0.0.1 -P 3306 -u root --create-schema="$1" --no-drop --concurrency="$CONNS" \
+    --iterations=1 --number-of-queries="$3" --query="$2" >>"$4" 2>&1 || return 1
+  sed -n 's/.*Average number of seconds to run all queries: \([0-9.]*\) seconds.*/\1/p' "$4" | tail -1
+}
+sized() { # sized QUERIES SECONDS TARGET_SECONDS: the multiple of CONNS taking about TARGET_SECONDS
+  awk -v n="$1" -v s="$2" -v t="$3" -v c="$CONNS" 'BEGIN {
+    rate = (s > 0 ? n / s : 1000 * n); m = c * int(rate * t / c + 0.5); print (m < c ? c : m) }'
 }

@@ -16,9 +16,15 @@
 //! written as the response body's JSON by Gatehouse's own row encoder
 //! ([`Layout`]), still without HTTP.
 //!
-//! PostgreSQL and MariaDB are measured by their own clients (pgbench,
-//! mariadb-slap; see bench/odata.sh): for them this only prints the
-//! statements (`seconds` must be 0) and never connects.
+//! On PostgreSQL and MariaDB it runs them through the service's own bulk
+//! reads (`Db::connect` with the service's default read limits, and the
+//! rows handed to a sink as the service hands them): without `--json` the
+//! sink takes each row as the native driver delivers it and reads none of
+//! its columns, which is what the driver alone costs; with `--json` each
+//! page is written by the service's row encoder ([`BodySink`]). Neither
+//! has HTTP. The engines' own limits are measured by their own clients
+//! (pgbench, mariadb-slap; see bench/odata.sh) on the `--inline`
+//! statements.
 //!
 //! `cargo run --release --example odata_raw -- <db> [seconds=10] [page_size=1000] [only=q1,q3] [--json] [--inline]`
 //!
@@ -37,10 +43,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gatehouse::db::{bind_numbered, Dialect, ReadError, ReadLimits, SqliteReader};
+use gatehouse::db::{bind_numbered, Db, Dialect, ReadError, ReadLimits, SqliteReader};
 use gatehouse::odata::{
-    check_query, fetch_query, parse_query, Bind, Caller, EdmType, EntitySet, Fetch, Layout, Model,
-    Page, Property, Scopes, Sql,
+    check_query, fetch_query, parse_query, run_rows, Bind, BodySink, Caller, Cells, EdmType,
+    EntitySet, Fetch, Layout, Model, ODataError, Page, Property, Scopes, Sink, Sql,
 };
 
 /// The four reference queries of the peer's `scripts/bench.sh`, as sent in
@@ -158,6 +164,65 @@ async fn measure(db: &SqliteReader, plan: Arc<Plan>, seconds: f64) -> Result<f64
     Ok(counted as f64 / elapsed)
 }
 
+/// Takes each row as the driver delivers it, reading none of its columns.
+struct Delivered;
+
+impl Sink for Delivered {
+    fn row(&mut self, _row: &dyn Cells) -> Result<(), ODataError> {
+        Ok(())
+    }
+}
+
+/// Runs one request's statement through the service's bulk reads on a
+/// server engine; answers the rows delivered (without the probe row).
+async fn run_server(db: &Db, plan: &Plan) -> Result<u64, ODataError> {
+    let page = plan.page.clone();
+    match &plan.json {
+        Some(layout) => {
+            let sink = BodySink {
+                layout: layout.clone(),
+                body: Vec::with_capacity(256 + 64 * plan.size.min(1000) as usize),
+                delivered: 0,
+                opened: false,
+            };
+            let (sink, _) = run_rows(db, page, plan.size, sink).await?;
+            std::hint::black_box(&sink.body);
+            Ok(sink.delivered)
+        }
+        None => {
+            run_rows(db, page, plan.size, Delivered).await?;
+            Ok(plan.size)
+        }
+    }
+}
+
+/// Statements per second of `plan` over `TASKS` tasks for `seconds`.
+async fn measure_server(db: &Db, plan: Arc<Plan>, seconds: f64) -> Result<f64, ODataError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|_| {
+            let (db, plan, stop, done) = (db.clone(), plan.clone(), stop.clone(), done.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    run_server(&db, &plan).await?;
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok::<(), ODataError>(())
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    let counted = done.load(Ordering::Relaxed);
+    let elapsed = started.elapsed().as_secs_f64();
+    for t in tasks {
+        t.await.expect("task panicked")?;
+    }
+    Ok(counted as f64 / elapsed)
+}
+
 /// A bound value written as a literal of `dialect`: what a client sending
 /// the statement as text (pgbench, mariadb-slap) sends for it.
 fn literal(bind: &Bind, dialect: Dialect) -> String {
@@ -224,6 +289,25 @@ fn inline(sql: &Sql, dialect: Dialect) -> String {
         }
     }
     out
+}
+
+/// Measures each plan on a server engine, as [`measure_server`] does.
+async fn measure_server_plans(url: &str, plans: &[Arc<Plan>], seconds: f64) -> Result<(), String> {
+    let failed = |e: ODataError| e.message;
+    let db = Db::connect_with(url, ReadLimits::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    for plan in plans {
+        let rows = run_server(&db, plan).await.map_err(failed)?;
+        measure_server(&db, plan.clone(), seconds.min(1.0))
+            .await
+            .map_err(failed)?;
+        let qps = measure_server(&db, plan.clone(), seconds)
+            .await
+            .map_err(failed)?;
+        println!("{} qps={qps:.1} rows={rows} count=-", plan.name);
+    }
+    Ok(())
 }
 
 fn main() {
@@ -311,17 +395,15 @@ fn main() {
     if seconds <= 0.0 {
         return;
     }
-    if dialect != Dialect::Sqlite {
-        eprintln!("error: only SQLite is measured here (bench/odata.sh runs pgbench / mariadb-slap on the --inline statements); give seconds 0 to print the SQL");
-        std::process::exit(2);
-    }
-
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(THREADS)
         .enable_all()
         .build()
         .expect("runtime");
     let result: Result<(), String> = runtime.block_on(async {
+        if dialect != Dialect::Sqlite {
+            return measure_server_plans(&url, &plans, seconds).await;
+        }
         let db = SqliteReader::for_url(&url, ReadLimits::default())
             .ok_or_else(|| format!("{url} is not a SQLite file"))?;
         for plan in &plans {

@@ -88,7 +88,11 @@ crate::internal! { use resolve::QueryError; }
 crate::internal! { use scopes::Scopes; }
 #[cfg(any(test, feature = "internals"))]
 crate::internal! { use search::parse_search; }
-crate::internal! { use service::{routes, Cell, Cells, Layout, ODataError, Reply, Service}; }
+crate::internal! {
+    use service::{
+        routes, run as run_rows, BodySink, Cell, Cells, Layout, ODataError, Reply, Service, Sink,
+    };
+}
 crate::internal! { use sql::{Bind, Sql}; }
 #[cfg(any(test, feature = "internals"))]
 crate::internal! { use statements::{count_query, filter_sql, page_query}; }

@@ -19,7 +19,7 @@ mod rows;
 mod values;
 
 pub use reply::{ODataError, Reply};
-pub use rows::{Cell, Cells, Layout};
+pub use rows::{run, BodySink, Cell, Cells, Layout, Sink};
 
 use super::model::Model;
 use crate::config::{ConfigError, PaginationSettings};
