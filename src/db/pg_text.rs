@@ -225,19 +225,33 @@ fn padded(out: &mut Vec<u8>, n: u64, width: usize) {
     }
 }
 
+/// Whole 400-year eras (146,097 days each) added to a day count so that
+/// every day PostgreSQL can hold (a `date` is 2^31 days either side of
+/// 2000-01-01) is counted from a March 1 before it.
+const ERAS: u64 = 15_000;
+
 /// The proleptic Gregorian (year, month, day) of the day `days` after
-/// 1970-01-01 (Howard Hinnant's `civil_from_days`).
+/// 1970-01-01, for `days` within 2^31 + 10,957 either side (every date and
+/// instant PostgreSQL sends): Neri and Schneider's Euclidean affine
+/// functions ("Euclidean affine functions and their application to
+/// calendar algorithms", 2022), which need two divisions where a
+/// `div_euclid` form needs six.
 fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    const ERA_DAYS: u64 = 146_097;
+    // Days since 0000-03-01, shifted into the positive.
+    let n = (days + 719_468).wrapping_add_unsigned(ERA_DAYS * ERAS) as u64;
+    let n1 = 4 * n + 3;
+    let century = n1 / ERA_DAYS;
+    let in_century = n1 % ERA_DAYS / 4;
+    let p2 = 2_939_745 * (4 * in_century + 3);
+    let in_year = (p2 & 0xFFFF_FFFF) / 2_939_745 / 4;
+    let n3 = 2_141 * in_year + 197_913;
+    let (month, day) = (n3 >> 16, (n3 & 0xFFFF) / 2_141 + 1);
+    // Days from January on belong to the next year.
+    let january = in_year >= 306;
+    let year = (100 * century + (p2 >> 32)) as i64 - (400 * ERAS) as i64 + i64::from(january);
+    let month = if january { month - 12 } else { month };
+    (year, month as u32, day as u32)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Each vector is what PostgreSQL 15 answered, in a UTC session, for
 //! `encode(<type>_send(x), 'hex')` and `x::text`.
 
-use super::{date, is_finite_numeric, numeric, time, timestamp, Instant, Malformed};
+use super::{civil, date, is_finite_numeric, numeric, time, timestamp, Instant, Malformed};
 
 /// Asserts that `write` writes each vector's bytes (in hex) as its text.
 fn assert_writes(
@@ -148,4 +148,31 @@ fn bytes_that_are_not_the_binary_form_are_refused() {
     assert!(date(&[0, 1], &mut out).is_err());
     assert!(time(&hex::decode("000000141dd76001").expect("hex"), &mut out).is_err());
     assert!(timestamp(&[0; 7], Instant::Utc, &mut out).is_err());
+}
+
+#[test]
+fn every_day_from_9999_bc_to_9999_is_the_calendar_day_the_time_crate_gives() {
+    // Julian day 2,440,588 is 1970-01-01.
+    let first = time::Date::from_calendar_date(-9999, time::Month::January, 1).expect("date");
+    let last = time::Date::from_calendar_date(9999, time::Month::December, 31).expect("date");
+    for julian in first.to_julian_day()..=last.to_julian_day() {
+        let expected = time::Date::from_julian_day(julian).expect("date");
+        let got = civil(i64::from(julian) - 2_440_588);
+        let want = (
+            i64::from(expected.year()),
+            u32::from(u8::from(expected.month())),
+            u32::from(expected.day()),
+        );
+        assert_eq!(got, want, "julian day {julian}");
+    }
+}
+
+#[test]
+fn the_farthest_days_postgresql_holds_are_counted() {
+    // PostgreSQL's last and first dates, '5874897-12-31' and
+    // '4714-11-24 BC', are 2,145,031,948 days after and 2,451,545 days
+    // before 2000-01-01 (`d - '2000-01-01'::date`), itself 10,957 days
+    // after 1970-01-01. Year 4714 BC is year -4713 counted through year 0.
+    assert_eq!(civil(2_145_031_948 + 10_957), (5_874_897, 12, 31));
+    assert_eq!(civil(-2_451_545 + 10_957), (-4_713, 11, 24));
 }
