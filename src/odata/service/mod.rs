@@ -12,6 +12,7 @@ mod batch;
 mod expansion;
 mod number;
 mod path;
+mod prefix;
 mod read;
 mod reply;
 pub mod routes;

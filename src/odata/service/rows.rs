@@ -12,9 +12,10 @@ use futures::TryStreamExt;
 use sqlx::any::{AnyRow, AnyTypeInfoKind};
 use sqlx::{Row, ValueRef};
 
+use super::prefix::Prefix;
 use super::reply::ODataError;
 pub use super::values::Cell;
-use super::values::{key_literal, write_bool, write_bytes, write_int, write_str, write_value};
+use super::values::{key_literal, write_bool, write_bytes, write_int, write_value};
 use crate::db::{
     bind_numbered, pg_raw, pg_text, Db, MySqlReads, MyTemporal, PgReads, ReadError, ReadPool,
 };
@@ -35,11 +36,11 @@ pub trait Cells {
     /// as its prefix then its value as [`Cells::write`] writes it.
     fn write_properties(
         &self,
-        properties: &[(Vec<u8>, EdmType)],
+        properties: &[(Prefix, EdmType)],
         out: &mut Vec<u8>,
     ) -> Result<(), ODataError> {
         for (i, (prefix, edm)) in properties.iter().enumerate() {
-            out.extend_from_slice(prefix);
+            prefix.write(out);
             self.write(i, *edm, out)?;
         }
         Ok(())
@@ -318,7 +319,7 @@ impl Cells for PgCells<'_> {
     /// As the provided method, the kinds looked up once per row.
     fn write_properties(
         &self,
-        properties: &[(Vec<u8>, EdmType)],
+        properties: &[(Prefix, EdmType)],
         out: &mut Vec<u8>,
     ) -> Result<(), ODataError> {
         let Some(kinds) = self.kinds.get(..properties.len()) else {
@@ -329,7 +330,7 @@ impl Cells for PgCells<'_> {
             .into());
         };
         for (i, ((prefix, edm), kind)) in properties.iter().zip(kinds).enumerate() {
-            out.extend_from_slice(prefix);
+            prefix.write(out);
             self.write_kind(i, *kind, *edm, out)?;
         }
         Ok(())
@@ -497,9 +498,8 @@ pub struct Entity {
 /// How to turn a row of one fetch statement into JSON.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    /// Each property: what precedes its value, escaped once (`{"name":` for
-    /// the first, `,"name":` for the others), and its type.
-    properties: Vec<(Vec<u8>, EdmType)>,
+    /// Each property: what precedes its value ([`Prefix`]) and its type.
+    properties: Vec<(Prefix, EdmType)>,
     key_index: usize,
     key_type: EdmType,
     /// Types of the internal columns (for reading them as literals).
@@ -520,12 +520,7 @@ impl Layout {
         let prefixes = properties
             .iter()
             .enumerate()
-            .map(|(i, p)| {
-                let mut name = if i == 0 { vec![b'{'] } else { vec![b','] };
-                write_str(&mut name, &p.name);
-                name.push(b':');
-                (name, p.edm_type)
-            })
+            .map(|(i, p)| (Prefix::new(&p.name, i == 0), p.edm_type))
             .collect();
         let key_index = properties.iter().position(|p| p.name == key).unwrap_or(0);
         let key_type = properties
