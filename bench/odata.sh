@@ -83,7 +83,9 @@
 # logs and configs); results.md is also copied to bench/out/odata-latest.md.
 # Data: bench/out/data/ (SQLite files). All of bench/out is ignored by git.
 # The data loading, Gatehouse's configuration and its start/stop are in
-# bench/odata_lib.sh, shared with bench/batch.sh.
+# bench/odata_lib.sh, shared with bench/batch.sh and bench/odata_ladder.sh,
+# which splits a server engine's page into what its driver, Gatehouse's
+# encoder and HTTP each add against the same limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
