@@ -138,19 +138,26 @@ async fn run_on(reader: &SqliteReader, plan: Arc<Plan>) -> Result<(u64, Option<i
     reader.read(move |conn| run_once(conn, &plan)).await
 }
 
-async fn measure(db: &SqliteReader, plan: Arc<Plan>, seconds: f64) -> Result<f64, ReadError> {
+/// Statements per second over `TASKS` tasks for `seconds`, each task
+/// running `once` (one request's statement) again and again.
+async fn measure<F, Fut, E>(seconds: f64, once: F) -> Result<f64, E>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Result<(), E>> + Send,
+    E: Send + 'static,
+{
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let tasks: Vec<_> = (0..TASKS)
         .map(|_| {
-            let (db, plan, stop, done) = (db.clone(), plan.clone(), stop.clone(), done.clone());
+            let (once, stop, done) = (once.clone(), stop.clone(), done.clone());
             tokio::spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
-                    run_on(&db, plan.clone()).await?;
+                    once().await?;
                     done.fetch_add(1, Ordering::Relaxed);
                 }
-                Ok::<(), ReadError>(())
+                Ok::<(), E>(())
             })
         })
         .collect();
@@ -194,33 +201,6 @@ async fn run_server(db: &Db, plan: &Plan) -> Result<u64, ODataError> {
             Ok(plan.size)
         }
     }
-}
-
-/// Statements per second of `plan` over `TASKS` tasks for `seconds`.
-async fn measure_server(db: &Db, plan: Arc<Plan>, seconds: f64) -> Result<f64, ODataError> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let done = Arc::new(AtomicU64::new(0));
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|_| {
-            let (db, plan, stop, done) = (db.clone(), plan.clone(), stop.clone(), done.clone());
-            tokio::spawn(async move {
-                while !stop.load(Ordering::Relaxed) {
-                    run_server(&db, &plan).await?;
-                    done.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok::<(), ODataError>(())
-            })
-        })
-        .collect();
-    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-    stop.store(true, Ordering::Relaxed);
-    let counted = done.load(Ordering::Relaxed);
-    let elapsed = started.elapsed().as_secs_f64();
-    for t in tasks {
-        t.await.expect("task panicked")?;
-    }
-    Ok(counted as f64 / elapsed)
 }
 
 /// A bound value written as a literal of `dialect`: what a client sending
@@ -291,7 +271,7 @@ fn inline(sql: &Sql, dialect: Dialect) -> String {
     out
 }
 
-/// Measures each plan on a server engine, as [`measure_server`] does.
+/// Measures each plan on a server engine through the service's bulk reads.
 async fn measure_server_plans(url: &str, plans: &[Arc<Plan>], seconds: f64) -> Result<(), String> {
     let failed = |e: ODataError| e.message;
     let db = Db::connect_with(url, ReadLimits::default())
@@ -299,12 +279,17 @@ async fn measure_server_plans(url: &str, plans: &[Arc<Plan>], seconds: f64) -> R
         .map_err(|e| e.to_string())?;
     for plan in plans {
         let rows = run_server(&db, plan).await.map_err(failed)?;
-        measure_server(&db, plan.clone(), seconds.min(1.0))
+        let once = {
+            let (db, plan) = (db.clone(), plan.clone());
+            move || {
+                let (db, plan) = (db.clone(), plan.clone());
+                async move { run_server(&db, &plan).await.map(drop) }
+            }
+        };
+        measure(seconds.min(1.0), once.clone())
             .await
             .map_err(failed)?;
-        let qps = measure_server(&db, plan.clone(), seconds)
-            .await
-            .map_err(failed)?;
+        let qps = measure(seconds, once).await.map_err(failed)?;
         println!("{} qps={qps:.1} rows={rows} count=-", plan.name);
     }
     Ok(())
@@ -409,11 +394,18 @@ fn main() {
         for plan in &plans {
             let failed = |e: ReadError| e.to_string();
             let (rows, total) = run_on(&db, plan.clone()).await.map_err(failed)?;
+            let once = {
+                let (db, plan) = (db.clone(), plan.clone());
+                move || {
+                    let (db, plan) = (db.clone(), plan.clone());
+                    async move { run_on(&db, plan).await.map(drop) }
+                }
+            };
             // A short warm-up so the page cache and statement caches are hot.
-            measure(&db, plan.clone(), seconds.min(1.0))
+            measure(seconds.min(1.0), once.clone())
                 .await
                 .map_err(failed)?;
-            let qps = measure(&db, plan.clone(), seconds).await.map_err(failed)?;
+            let qps = measure(seconds, once).await.map_err(failed)?;
             println!(
                 "{} qps={qps:.1} rows={rows} count={}",
                 plan.name,
