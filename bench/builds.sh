@@ -33,13 +33,6 @@ ROWS=100000
 GH_BASE="http://127.0.0.1:$GH_PORT/odata"
 DATA="$ROOT/bench/out/data"
 OUT="$ROOT/bench/out/builds-$(date +%Y%m%d-%H%M%S)"
-NAMES=(q1-default-page q2-filter-orderby-top200 q3-count-top50 q4-skip90000-top100)
-QUERIES=(
-  ""
-  "\$filter=category%20eq%20'cat3'%20and%20price%20gt%2050&\$orderby=price%20desc&\$top=200"
-  "\$count=true&\$top=50"
-  "\$skip=90000&\$top=100"
-)
 die() { echo "builds.sh: $*" >&2; exit 1; }
 source "$ROOT/bench/odata_lib.sh"
 command -v wrk >/dev/null || die "wrk is needed (apt-get install wrk)"
@@ -69,8 +62,7 @@ done
 measure() { # measure ENGINE BUILD ROUND: every query against the running build
   local q url file
   for q in "${!QUERIES[@]}"; do
-    url="$GH_BASE/Items"
-    [[ -n "${QUERIES[$q]}" ]] && url="$url?${QUERIES[$q]}"
+    url="$(url "$GH_BASE" "$q")"
     wrk -t2 -c16 -d"$WARMUP" "$url" >/dev/null
     file="$OUT/wrk-$1-$2-${NAMES[$q]}-r$3.txt"
     wrk -t2 -c16 -d"$DURATION" --latency "$url" >"$file"

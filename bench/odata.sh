@@ -118,19 +118,9 @@ MYSQL=(mariadb -h 127.0.0.1 -P 3306 -u root -N -B)
 DATA="$ROOT/bench/out/data"
 OUT="$ROOT/bench/out/odata-$(date +%Y%m%d-%H%M%S)"
 
-NAMES=(q1-default-page q2-filter-orderby-top200 q3-count-top50 q4-skip90000-top100)
-QUERIES=(
-  ""
-  "\$filter=category%20eq%20'cat3'%20and%20price%20gt%2050&\$orderby=price%20desc&\$top=200"
-  "\$count=true&\$top=50"
-  "\$skip=90000&\$top=100"
-)
-url() { # url BASE INDEX
-  local q="${QUERIES[$2]}"
-  if [[ -n "$q" ]]; then echo "$1/Items?$q"; else echo "$1/Items"; fi
-}
 die() { echo "odata.sh: $*" >&2; exit 1; }
-# has, secs, db_name, db_url, load_data, write_config, start_gh, stop_gh, slap, sized
+# NAMES, QUERIES, url, has, secs, db_name, db_url, load_data, write_config, start_gh,
+# stop_gh, slap, sized
 source "$ROOT/bench/odata_lib.sh"
 DURATION_S="$(secs "$DURATION")"
 WARMUP_S="$(secs "$WARMUP")"

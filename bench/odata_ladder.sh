@@ -46,15 +46,9 @@ PG=(-h 127.0.0.1 -p 5432 -U postgres)
 export PGSSLMODE=disable
 DATA="$ROOT/bench/out/data"
 OUT="$ROOT/bench/out/ladder-$(date +%Y%m%d-%H%M%S)"
-NAMES=(q1-default-page q2-filter-orderby-top200 q3-count-top50 q4-skip90000-top100)
-QUERIES=(
-  ""
-  "\$filter=category%20eq%20'cat3'%20and%20price%20gt%2050&\$orderby=price%20desc&\$top=200"
-  "\$count=true&\$top=50"
-  "\$skip=90000&\$top=100"
-)
 die() { echo "odata_ladder.sh: $*" >&2; exit 1; }
-# has, secs, db_name, db_url, load_data, write_config, start_gh, stop_gh, slap, sized
+# NAMES, QUERIES, url, has, secs, db_name, db_url, load_data, write_config, start_gh,
+# stop_gh, slap, sized
 source "$ROOT/bench/odata_lib.sh"
 DURATION_S="$(secs "$DURATION")"
 WARMUP_S="$(secs "$WARMUP")"
@@ -127,8 +121,7 @@ raw() { # raw ENGINE QUERY_INDEX ROUND STEP [--json]: odata_raw's own warm-up se
 http() { # http ENGINE QUERY_INDEX ROUND
   local engine=$1 name=${NAMES[$2]} round=$3 file url c0 c1 qps
   file="$OUT/$engine-$name-r$round-http.txt"
-  url="$GH_BASE/Items"
-  [[ -n "${QUERIES[$2]}" ]] && url="$url?${QUERIES[$2]}"
+  url="$(url "$GH_BASE" "$2")"
   wrk -t"$THREADS" -c"$CONNS" -d"$WARMUP" "$url" >"$file.warmup"
   c0=$(awk '{print $14 + $15}' "/proc/$GH_PID/stat")
   wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" "$url" >"$file"

@@ -1,7 +1,8 @@
-# Shared by bench/odata.sh and bench/batch.sh (sourced, not run): the Items
-# data sets, Gatehouse's configuration for them and starting/stopping one
-# Gatehouse process on an engine, so that both benchmarks measure the same
-# rows with the same settings.
+# Shared by bench/odata.sh, bench/odata_ladder.sh, bench/builds.sh and
+# bench/batch.sh (sourced, not run): the reference queries, the Items data
+# sets, Gatehouse's configuration for them and starting/stopping one
+# Gatehouse process on an engine, so that every benchmark measures the same
+# queries on the same rows with the same settings.
 #
 # The sourcing script sets: ROOT, DATA (SQLite files), OUT (configs and logs
 # are written there), GH_BIN, GH_PORT, GH_BASE (http://127.0.0.1:$GH_PORT/odata),
@@ -9,6 +10,20 @@
 # PostgreSQL/MariaDB database is gh_bench), and a die() function.
 # start_gh/stop_gh keep the running process's id in GH_PID. slap and sized
 # (mariadb-slap runs) use CONNS.
+
+# The peer's four reference queries (its scripts/bench.sh), as sent in the
+# URL, and their names; url BASE INDEX is a query's URL on BASE.
+NAMES=(q1-default-page q2-filter-orderby-top200 q3-count-top50 q4-skip90000-top100)
+QUERIES=(
+  ""
+  "\$filter=category%20eq%20'cat3'%20and%20price%20gt%2050&\$orderby=price%20desc&\$top=200"
+  "\$count=true&\$top=50"
+  "\$skip=90000&\$top=100"
+)
+url() { # url BASE INDEX
+  local q="${QUERIES[$2]}"
+  if [[ -n "$q" ]]; then echo "$1/Items?$q"; else echo "$1/Items"; fi
+}
 
 GH_PID=""
 
