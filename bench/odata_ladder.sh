@@ -18,9 +18,16 @@
 # odata_raw from their own user + system time; Gatehouse from /proc; wrk's
 # own time is not counted), so that what the encoder and HTTP add to a page
 # is measured rather than argued. The engine's CPU is the rest of the two
-# cores.
+# cores. The last column, HTTP / driver, sets Gatehouse against the same
+# statements in the binary form it asks for, read by its driver alone.
 #
 #   SKIP_BUILD=1 ENGINES="postgres mariadb" ROUNDS=3 DURATION=6s bash bench/odata_ladder.sh
+#
+# SPLIT=1 gives the engine a core of its own, as a database server on its
+# own host has: every PostgreSQL and MariaDB process is pinned to CPU 0 and
+# every client (the engine's own, odata_raw, Gatehouse and wrk) to CPU 1;
+# the engines get every CPU back when the script ends. The limit is then the
+# engine's alone, not what is left of two cores after the client side.
 #
 # Needs the release build of bench/odata.sh (gatehouse, odata_raw) and its
 # 100,000-row data sets (loaded here if missing), wrk, pgbench and
@@ -63,7 +70,22 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
 fi
 mkdir -p "$OUT/sql"
 load_data "$ENGINES" "$BASE_ROWS"
-trap stop_gh EXIT
+SPLIT="${SPLIT:-0}"
+ALL_CPUS="0-$(($(nproc --all) - 1))" # every CPU, whatever this shell is pinned to
+pin_engines() { # pin_engines CPUS: every engine process and thread onto CPUS
+  local p
+  for p in $(pgrep -x postgres) $(pgrep -x mariadbd); do taskset -a -p -c "$1" "$p" >/dev/null || true; done
+}
+finish() {
+  stop_gh
+  if [[ "$SPLIT" == 1 ]]; then pin_engines "$ALL_CPUS"; fi
+}
+trap finish EXIT
+if [[ "$SPLIT" == 1 ]]; then
+  (($(nproc --all) >= 2)) || die "SPLIT=1 needs two CPUs"
+  pin_engines 0
+  taskset -p -c 1 $$ >/dev/null # inherited by every client started from here
+fi
 
 RUNS="$OUT/runs.tsv"
 printf 'engine\tquery\tround\tstep\tqps\tclient_us\n' >"$RUNS"
@@ -138,7 +160,7 @@ for engine in $ENGINES; do
   done <"$OUT/sql/$engine-inline.tsv"
 done
 
-echo "== ladder: $ROUNDS rounds, $DURATION per step after a $WARMUP warm-up, $CONNS clients ($OUT)"
+echo "== ladder: $ROUNDS rounds, $DURATION per step after a $WARMUP warm-up, $CONNS clients, SPLIT=$SPLIT ($OUT)"
 for round in $(seq 1 "$ROUNDS"); do
   for engine in $ENGINES; do
     for q in "${!NAMES[@]}"; do
@@ -152,17 +174,19 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-python3 - "$RUNS" "$ROUNDS" <<'EOF' | tee "$OUT/results.md"
+python3 - "$RUNS" "$ROUNDS" "$SPLIT" <<'EOF' | tee "$OUT/results.md"
 import csv, statistics, sys
-runs, rounds = sys.argv[1], sys.argv[2]
+runs, rounds, split = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 rows = list(csv.DictReader(open(runs), delimiter="\t"))
 steps = ["limit", "driver", "json", "http"]
 title = {"postgres": "PostgreSQL", "mariadb": "MariaDB"}
 print("# Where a page goes (bench/odata_ladder.sh, medians of %s rounds)\n" % rounds)
+if split:
+    print("SPLIT=1: the engine alone on CPU 0, every client on CPU 1.\n")
 print("Statements or requests per second (share of the limit, from the same round), "
       "and the client side's CPU per statement in µs.\n")
-print("| engine | query | limit | driver alone | + JSON | + HTTP |")
-print("|---|---|---|---|---|---|")
+print("| engine | query | limit | driver alone | + JSON | + HTTP | HTTP / driver |")
+print("|---|---|---|---|---|---|---|")
 for engine in dict.fromkeys(r["engine"] for r in rows):
     for query in dict.fromkeys(r["query"] for r in rows if r["engine"] == engine):
         by = {}
@@ -179,5 +203,7 @@ for engine in dict.fromkeys(r["engine"] for r in rows):
             else:
                 share = statistics.median(b[step][0] / b["limit"][0] for b in by.values() if step in b and "limit" in b)
                 cells.append("%.0f (%.0f %%, %.0f µs)" % (qps, 100 * share, us))
+        ratio = statistics.median(b["http"][0] / b["driver"][0] for b in by.values() if "http" in b and "driver" in b)
+        cells.append("%.0f %%" % (100 * ratio))
         print("| %s | %s | %s |" % (title.get(engine, engine), query, " | ".join(cells)))
 EOF
