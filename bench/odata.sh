@@ -25,8 +25,14 @@
 #     bench/odata_raw.rs from the library's own parse_query/PagePlan/
 #     fetch_query, at 16 clients:
 #       PostgreSQL: pgbench -M prepared -n -c16 -j2 -T<DURATION> with a script
-#         file holding the statement, its values written in as literals
-#         (after a WARMUP-long pgbench run), tps; without TLS
+#         file holding the statement, each of its binds a pgbench variable
+#         that -M prepared sends as a parameter, as Gatehouse sends it, so
+#         that the engine prepares, binds and plans what it does for
+#         Gatehouse (a statement with binds is planned again at each
+#         execution where PostgreSQL keeps custom plans); for a statement
+#         with binds, also the same with its values written in as literals
+#         (planned once), as a reference (limit-inline in runs.tsv)
+#         (each after a WARMUP-long pgbench run), tps; without TLS
 #         (PGSSLMODE=disable), as Gatehouse connects: libpq's default
 #         (prefer) would encrypt and the limit would pay for it. pgbench
 #         asks for rows as text, so PostgreSQL formats every value, where
@@ -226,21 +232,9 @@ else
 fi
 
 # --- statements: what Gatehouse sends, per engine --------------------------------------
-# sql/<engine>.txt: text and binds; sql/<engine>-<query>.sql: the statement
-# with its values written in, as pgbench / mariadb-slap run it.
-for engine in $ENGINES; do
-  "$RAW_BIN" "$(db_url "$engine" "$BASE_ROWS")" 0 "$PAGE_SIZE" >"$OUT/sql/$engine.txt"
-  "$RAW_BIN" "$(db_url "$engine" "$BASE_ROWS")" 0 "$PAGE_SIZE" --inline >"$OUT/sql/$engine-inline.tsv"
-  while IFS=$'\t' read -r name sql; do
-    case "$engine" in
-      postgres) printf '%s;\n' "$sql" >"$OUT/sql/$engine-$name.sql" ;;
-      *) printf '%s' "$sql" >"$OUT/sql/$engine-$name.sql" ;; # mariadb-slap: no delimiter
-    esac
-  done <"$OUT/sql/$engine-inline.tsv"
-  for name in "${NAMES[@]}"; do
-    [[ -s "$OUT/sql/$engine-$name.sql" ]] || die "odata_raw printed no statement for $engine $name"
-  done
-done
+# write_statements (bench/odata_lib.sh): sql/<engine>.txt, text and binds;
+# sql/<engine>-<query>.sql, the statement each limit runs.
+for engine in $ENGINES; do write_statements "$engine"; done
 
 # --- Gatehouse ------------------------------------------------------------------------
 # write_config, start_gh, stop_gh: bench/odata_lib.sh.
@@ -272,10 +266,13 @@ bench() { # bench SIZE ENGINE SERVER PID BASE QUERY_INDEX ROUND CONNS
 }
 
 # The engine's own limit on the statement of query Q; the file's last line is
-# "limit qps=<statements per second>".
-limit() { # limit SIZE ENGINE QUERY_INDEX ROUND
-  local size=$1 engine=$2 q=$3 round=$4 name=${NAMES[$3]}
-  local file="$OUT/$size-$engine-limit-$name-r$round.txt" sqlf="$OUT/sql/$engine-$name.sql" db qps
+# "limit qps=<statements per second>". With "inline" (PostgreSQL, a statement
+# with binds): the same statement with its values written in, recorded as
+# server limit-inline, a reference beside the limit.
+limit() { # limit SIZE ENGINE QUERY_INDEX ROUND [inline]
+  local size=$1 engine=$2 q=$3 round=$4 name=${NAMES[$3]} form=${5:-}
+  local server="limit${form:+-$form}"
+  local file="$OUT/$size-$engine-$server-$name-r$round.txt" sqlf="$OUT/sql/$engine-$name.sql" db qps
   db="$(db_name "$size")"
   case "$engine" in
     sqlite)
@@ -284,9 +281,10 @@ limit() { # limit SIZE ENGINE QUERY_INDEX ROUND
       qps=$(sed -n 's/.* qps=\([0-9.]*\) .*/\1/p' "$file")
       ;;
     postgres)
-      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$WARMUP_S" -f "$sqlf" "$db" >"$file.warmup" 2>&1 ||
+      pgbench_script "$name" "$form"
+      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$WARMUP_S" "${PGBENCH_SCRIPT[@]}" "$db" >"$file.warmup" 2>&1 ||
         { tail -5 "$file.warmup" >&2; die "pgbench failed on $name"; }
-      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$DURATION_S" -f "$sqlf" "$db" >"$file" 2>&1 ||
+      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$DURATION_S" "${PGBENCH_SCRIPT[@]}" "$db" >"$file" 2>&1 ||
         { tail -5 "$file" >&2; die "pgbench failed on $name"; }
       qps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$file")
       ;;
@@ -306,8 +304,14 @@ limit() { # limit SIZE ENGINE QUERY_INDEX ROUND
   esac
   [[ -n "$qps" ]] || { tail -5 "$file" >&2; die "limit $engine $name: no figure (see $file)"; }
   echo "limit qps=$qps" >>"$file"
-  printf '%s\t%s\tlimit\t%s\t%s\t%s\t-\t%s\n' "$size" "$engine" "$name" "$round" "$CONNS" "$file" >>"$RUNS"
-  printf '  %-8s %-9s %-26s r%s c%-3s %8.1f statements/s\n' "$engine" limit "$name" "$round" "$CONNS" "$qps"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t-\t%s\n' "$size" "$engine" "$server" "$name" "$round" "$CONNS" "$file" >>"$RUNS"
+  printf '  %-8s %-12s %-26s r%s c%-3s %8.1f statements/s\n' "$engine" "$server" "$name" "$round" "$CONNS" "$qps"
+}
+# The limit, then on PostgreSQL for a statement with binds the same with its
+# values written in.
+limits() { # limits SIZE ENGINE QUERY_INDEX ROUND
+  limit "$@"
+  if [[ "$2" == postgres ]] && pg_bound "${NAMES[$3]}"; then limit "$@" inline; fi
 }
 
 # Same entities and count as the peer (at the peer's size), else the rows
@@ -394,7 +398,8 @@ EOF
   for name in "${NAMES[@]}"; do
     sqlf="$OUT/sql/$engine-$name.sql"
     case "$engine" in
-      postgres) got=$("${PSQL[@]}" -d "$db" -F $'\t' -f "$sqlf" | awk -F '\t' '{n++; c = $NF} END {print n + 0, c}') ;;
+      postgres) sqlf="$OUT/sql/$engine-$name-inline.sql" # psql has no pgbench variables
+                got=$("${PSQL[@]}" -d "$db" -F $'\t' -f "$sqlf" | awk -F '\t' '{n++; c = $NF} END {print n + 0, c}') ;;
       mariadb) got=$("${MYSQL[@]}" "$db" <"$sqlf" | awk -F '\t' '{n++; c = $NF} END {print n + 0, c}') ;;
       *) continue ;; # odata_raw reports rows= and count= with every SQLite limit run
     esac
@@ -423,14 +428,14 @@ if has "$PHASES" bench; then
           for q in "${!QUERIES[@]}"; do
             [[ "$PEER_STARTED" == 1 ]] && bench "$size" "$engine" peer "$PEER_PID" "$PEER_BASE" "$q" "$round" "$CONNS"
             bench "$size" "$engine" gatehouse "$GH_PID" "$GH_BASE" "$q" "$round" "$CONNS"
-            limit "$size" "$engine" "$q" "$round"
+            limits "$size" "$engine" "$q" "$round"
           done
         elif ((round <= ROUNDS_LARGE)); then
           start_gh "$engine" "$size"
           [[ "$round" == 1 ]] && check "$engine" "$size"
           for q in "${!QUERIES[@]}"; do
             bench "$size" "$engine" gatehouse "$GH_PID" "$GH_BASE" "$q" "$round" "$CONNS"
-            limit "$size" "$engine" "$q" "$round"
+            limits "$size" "$engine" "$q" "$round"
           done
         else
           continue

@@ -3,8 +3,10 @@
 # limit: for each of bench/odata.sh's four queries at 100,000 rows, in
 # ROUNDS interleaved rounds, one after the other on an idle machine:
 #   limit    the statement from the engine's benchmark client, as odata.sh
-#            runs it (pgbench -M prepared -c16 -j2 / mariadb-slap
-#            --concurrency=16, values written in);
+#            runs it (pgbench -M prepared -c16 -j2, binds sent as
+#            parameters / mariadb-slap --concurrency=16, values written in;
+#            on PostgreSQL a statement with binds is also run with its
+#            values written in, as a reference);
 #   driver   the same statement through Gatehouse's own bulk reads (its
 #            pool, its native driver), 16 tasks on 2 threads, each row taken
 #            as the driver delivers it and none of its columns read
@@ -101,15 +103,17 @@ timed() { # timed FILE COMMAND...: runs COMMAND (or a function), its output into
   awk '{print $1 + $2}' <<<"$t"
 }
 
-limit() { # limit ENGINE QUERY_INDEX ROUND
-  local engine=$1 name=${NAMES[$2]} round=$3 file cpu qps n secs
-  file="$OUT/$engine-$name-r$round-limit.txt"
+limit() { # limit ENGINE QUERY_INDEX ROUND [inline]
+  local engine=$1 name=${NAMES[$2]} round=$3 form=${4:-} file cpu qps n secs step
+  step="limit${form:+-$form}"
+  file="$OUT/$engine-$name-r$round-$step.txt"
   local sqlf="$OUT/sql/$engine-$name.sql"
   case "$engine" in
     postgres)
-      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$WARMUP_S" -f "$sqlf" gh_bench >"$file.warmup" 2>&1 ||
+      pgbench_script "$name" "$form"
+      pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$WARMUP_S" "${PGBENCH_SCRIPT[@]}" gh_bench >"$file.warmup" 2>&1 ||
         die "pgbench failed on $name"
-      cpu=$(timed "$file" pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$DURATION_S" -f "$sqlf" gh_bench)
+      cpu=$(timed "$file" pgbench "${PG[@]}" -M prepared -n -c"$CONNS" -j"$THREADS" -T"$DURATION_S" "${PGBENCH_SCRIPT[@]}" gh_bench)
       qps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$file")
       ;;
     mariadb)
@@ -126,7 +130,7 @@ limit() { # limit ENGINE QUERY_INDEX ROUND
       cpu=$(awk -v c="$cpu" -v s="$secs" -v d="$DURATION_S" 'BEGIN {print (s > 0 ? c * d / s : 0)}')
       ;;
   esac
-  record "$engine" "$name" "$round" limit "$qps" "$cpu"
+  record "$engine" "$name" "$round" "$step" "$qps" "$cpu"
 }
 
 raw() { # raw ENGINE QUERY_INDEX ROUND STEP [--json]: odata_raw's own warm-up second is not counted
@@ -153,18 +157,14 @@ http() { # http ENGINE QUERY_INDEX ROUND
   record "$engine" "$name" "$round" http "$qps" "$(awk -v a="$c0" -v b="$c1" -v hz="$(getconf CLK_TCK)" 'BEGIN {print (b - a) / hz}')"
 }
 
-for engine in $ENGINES; do
-  "$RAW_BIN" "$(db_url "$engine" "$BASE_ROWS")" 0 "$PAGE_SIZE" --inline >"$OUT/sql/$engine-inline.tsv"
-  while IFS=$'\t' read -r name sql; do
-    if [[ "$engine" == postgres ]]; then printf '%s;\n' "$sql"; else printf '%s' "$sql"; fi >"$OUT/sql/$engine-$name.sql"
-  done <"$OUT/sql/$engine-inline.tsv"
-done
+for engine in $ENGINES; do write_statements "$engine"; done
 
 echo "== ladder: $ROUNDS rounds, $DURATION per step after a $WARMUP warm-up, $CONNS clients, SPLIT=$SPLIT ($OUT)"
 for round in $(seq 1 "$ROUNDS"); do
   for engine in $ENGINES; do
     for q in "${!NAMES[@]}"; do
       limit "$engine" "$q" "$round"
+      if [[ "$engine" == postgres ]] && pg_bound "${NAMES[$q]}"; then limit "$engine" "$q" "$round" inline; fi
       raw "$engine" "$q" "$round" driver
       raw "$engine" "$q" "$round" json --json
     done
@@ -206,4 +206,13 @@ for engine in dict.fromkeys(r["engine"] for r in rows):
         ratio = statistics.median(b["http"][0] / b["driver"][0] for b in by.values() if "http" in b and "driver" in b)
         cells.append("%.0f %%" % (100 * ratio))
         print("| %s | %s | %s |" % (title.get(engine, engine), query, " | ".join(cells)))
+for r in sorted({(r["engine"], r["query"]) for r in rows if r["step"] == "limit-inline"}):
+    by = {}
+    for x in rows:
+        if (x["engine"], x["query"]) == r:
+            by.setdefault(x["round"], {})[x["step"]] = float(x["qps"])
+    got = [b for b in by.values() if "limit-inline" in b and "http" in b]
+    print("\n%s %s with its values written in as literals instead of bound (planned once): %.0f statements/s,"
+          " HTTP at %.0f %% of that." % (title.get(r[0], r[0]), r[1], statistics.median(b["limit-inline"] for b in got),
+                                          100 * statistics.median(b["http"] / b["limit-inline"] for b in got)))
 EOF

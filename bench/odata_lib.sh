@@ -9,7 +9,8 @@
 # PAGE_SIZE (pagination.default and .max), BASE_ROWS (the size whose
 # PostgreSQL/MariaDB database is gh_bench), and a die() function.
 # start_gh/stop_gh keep the running process's id in GH_PID. slap and sized
-# (mariadb-slap runs) use CONNS.
+# (mariadb-slap runs) use CONNS. write_statements and pgbench_script use
+# RAW_BIN (the release example odata_raw) and write below $OUT/sql.
 
 # The peer's four reference queries (its scripts/bench.sh), as sent in the
 # URL, and their names; url BASE INDEX is a query's URL on BASE.
@@ -143,3 +144,54 @@ sized() { # sized QUERIES SECONDS TARGET_SECONDS: the multiple of CONNS taking a
   awk -v n="$1" -v s="$2" -v t="$3" -v c="$CONNS" 'BEGIN {
     rate = (s > 0 ? n / s : 1000 * n); m = c * int(rate * t / c + 0.5); print (m < c ? c : m) }'
 }
+
+# The statements the engines' limits run: what Gatehouse sends for each query,
+# printed by odata_raw from the library's own planner (BASE_ROWS data set):
+#   sql/<engine>.txt                text and binds, as Gatehouse sends them;
+#   sql/<engine>-<query>.sql        the limit's statement. PostgreSQL: each
+#                                   bind a pgbench variable (:b1...), whose
+#                                   values sql/<engine>-<query>.vars holds (a
+#                                   -D argument per line): pgbench -M prepared
+#                                   sends them as parameters, so the engine
+#                                   prepares, binds and plans the statement as
+#                                   it does Gatehouse's. MariaDB (mariadb-slap
+#                                   has no parameters): the values written in;
+#   sql/<engine>-<query>-inline.sql PostgreSQL: the values written in, as a
+#                                   reference (a statement planned once).
+write_statements() { # write_statements ENGINE
+  local engine=$1 url name sql vars
+  url="$(db_url "$engine" "$BASE_ROWS")"
+  mkdir -p "$OUT/sql"
+  "$RAW_BIN" "$url" 0 "$PAGE_SIZE" >"$OUT/sql/$engine.txt"
+  "$RAW_BIN" "$url" 0 "$PAGE_SIZE" --inline >"$OUT/sql/$engine-inline.tsv"
+  while IFS=$'\t' read -r name sql; do
+    case "$engine" in
+      postgres) printf '%s;\n' "$sql" >"$OUT/sql/$engine-$name-inline.sql" ;;
+      *) printf '%s' "$sql" >"$OUT/sql/$engine-$name.sql" ;; # mariadb-slap: no delimiter
+    esac
+  done <"$OUT/sql/$engine-inline.tsv"
+  if [[ "$engine" == postgres ]]; then
+    "$RAW_BIN" "$url" 0 "$PAGE_SIZE" --bound >"$OUT/sql/$engine-bound.tsv"
+    while IFS=$'\t' read -r name sql vars; do
+      printf '%s;\n' "$sql" >"$OUT/sql/$engine-$name.sql"
+      if [[ -n "$vars" ]]; then tr '\t' '\n' <<<"$vars" | sed 's/^/-D/'; fi >"$OUT/sql/$engine-$name.vars"
+    done <"$OUT/sql/$engine-bound.tsv"
+  fi
+  for name in "${NAMES[@]}"; do
+    [[ -s "$OUT/sql/$engine-$name.sql" ]] || die "odata_raw printed no statement for $engine $name"
+  done
+}
+
+# pgbench's script arguments for query NAME: PGBENCH_SCRIPT=(-f FILE [-D...]),
+# the limit's bound statement, or with "inline" the one with its values
+# written in.
+pgbench_script() { # pgbench_script NAME [inline]
+  if [[ "${2:-}" == inline ]]; then
+    PGBENCH_SCRIPT=(-f "$OUT/sql/postgres-$1-inline.sql")
+  else
+    PGBENCH_SCRIPT=(-f "$OUT/sql/postgres-$1.sql")
+    mapfile -t -O 2 PGBENCH_SCRIPT <"$OUT/sql/postgres-$1.vars"
+  fi
+}
+# Whether the statement of query NAME has binds (its inline form differs).
+pg_bound() { [[ -s "$OUT/sql/postgres-$1.vars" ]]; } # pg_bound NAME

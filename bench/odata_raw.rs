@@ -23,10 +23,10 @@
 //! its columns, which is what the driver alone costs; with `--json` each
 //! page is written by the service's row encoder ([`BodySink`]). Neither
 //! has HTTP. The engines' own limits are measured by their own clients
-//! (pgbench, mariadb-slap; see bench/odata.sh) on the `--inline`
-//! statements.
+//! (pgbench, mariadb-slap; see bench/odata.sh) on the `--bound`
+//! (pgbench) and `--inline` (mariadb-slap) statements.
 //!
-//! `cargo run --release --example odata_raw -- <db> [seconds=10] [page_size=1000] [only=q1,q3] [--json] [--inline]`
+//! `cargo run --release --example odata_raw -- <db> [seconds=10] [page_size=1000] [only=q1,q3] [--json] [--inline | --bound]`
 //!
 //! `<db>`: a SQLite file path, or a URL `sqlite://…`, `postgres://…`,
 //! `mysql://…` (only its scheme is used for the server engines).
@@ -38,6 +38,9 @@
 //! With `--inline` it prints instead, and only, one line per query:
 //! `<name>\t<statement with every bind written in as a literal of the dialect>`
 //! (text and decimals as quoted strings, as they are bound).
+//! With `--bound`, one line per query for pgbench:
+//! `<name>\t<statement with each $n written :bn>[\tbn=<value>]...`, the
+//! binds as `pgbench -D` variables, which `-M prepared` sends as parameters.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -231,8 +234,37 @@ fn literal(bind: &Bind, dialect: Dialect) -> String {
 /// order on MySQL) replaced by the binds as literals. Quoted strings and
 /// identifiers are left alone.
 fn inline(sql: &Sql, dialect: Dialect) -> String {
-    let mut out = String::with_capacity(sql.text.len() + 64);
-    let mut chars = sql.text.chars().peekable();
+    rewrite(&sql.text, dialect, |n| {
+        let bind = sql.binds.get(n - 1).expect("a bind per placeholder");
+        literal(bind, dialect)
+    })
+}
+
+/// `sql` as a pgbench script line: the placeholder `$n` becomes the
+/// variable `:bn`, then one `bn=<value>` per bind for `pgbench -D`. Under
+/// `-M prepared` pgbench sends the variables as the statement's parameters,
+/// as Gatehouse does, so PostgreSQL prepares, binds and plans the statement
+/// exactly as it does Gatehouse's.
+fn bound(sql: &Sql, dialect: Dialect) -> String {
+    let text = rewrite(&sql.text, dialect, |n| format!(":b{n}"));
+    let values = sql.binds.iter().enumerate().map(|(i, bind)| {
+        let value = match bind {
+            Bind::Bool(b) => b.to_string(),
+            Bind::Int(i) => i.to_string(),
+            Bind::Double(d) => format!("{d:?}"),
+            Bind::Text(t) | Bind::Decimal(t) => t.clone(),
+        };
+        format!("\tb{}={value}", i + 1)
+    });
+    std::iter::once(text).chain(values).collect()
+}
+
+/// `text` with each placeholder (`$n`, or the n-th `?` on MySQL) replaced
+/// by `with(n)`, n counted from 1. Quoted strings and identifiers are left
+/// alone.
+fn rewrite(text: &str, dialect: Dialect, with: impl Fn(usize) -> String) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut chars = text.chars().peekable();
     let mut quote: Option<char> = None;
     let mut next = 0usize;
     while let Some(c) = chars.next() {
@@ -254,16 +286,11 @@ fn inline(sql: &Sql, dialect: Dialect) -> String {
                     n = n * 10 + d as usize;
                     chars.next();
                 }
-                let bind = sql
-                    .binds
-                    .get(n.wrapping_sub(1))
-                    .expect("a bind per placeholder");
-                out.push_str(&literal(bind, dialect));
+                out.push_str(&with(n));
             }
             '?' if dialect == Dialect::MySql => {
-                let bind = sql.binds.get(next).expect("a bind per placeholder");
                 next += 1;
-                out.push_str(&literal(bind, dialect));
+                out.push_str(&with(next));
             }
             _ => out.push(c),
         }
@@ -300,9 +327,10 @@ fn main() {
         std::env::args().skip(1).partition(|a| a.starts_with("--"));
     let json = flags.iter().any(|f| f == "--json");
     let inline_only = flags.iter().any(|f| f == "--inline");
+    let bound_only = flags.iter().any(|f| f == "--bound");
     let Some(target) = args.first() else {
         eprintln!(
-            "usage: odata_raw <items.db | sqlite://… | postgres://… | mysql://…> [seconds=10] [page_size=1000] [only=q1,q3] [--json] [--inline]"
+            "usage: odata_raw <items.db | sqlite://… | postgres://… | mysql://…> [seconds=10] [page_size=1000] [only=q1,q3] [--json] [--inline | --bound]"
         );
         std::process::exit(2);
     };
@@ -363,9 +391,14 @@ fn main() {
         })
         .collect();
 
-    if inline_only {
+    if inline_only || bound_only {
         for plan in &plans {
-            println!("{}\t{}", plan.name, inline(&plan.page, dialect));
+            let line = if bound_only {
+                bound(&plan.page, dialect)
+            } else {
+                inline(&plan.page, dialect)
+            };
+            println!("{}\t{line}", plan.name);
         }
         return;
     }

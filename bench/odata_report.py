@@ -6,7 +6,8 @@
       [--engines "sqlite postgres mariadb"] [--sizes "100000 1000000"] > OUT/results.md
 
 Reads OUT/runs.tsv (one line per measurement: size, engine, server = peer,
-gatehouse or limit, query, round, connections, server CPU, file), the wrk,
+gatehouse, limit or limit-inline (PostgreSQL: a statement with binds, its values
+written in), query, round, connections, server CPU, file), the wrk,
 pgbench, mariadb-slap and odata_raw outputs it names, OUT/facts.tsv (RSS
 figures), OUT/checks.txt and OUT/sql/<engine>.txt (odata_raw's statements).
 Medians over rounds; ratios are medians of per-round ratios. Standard library
@@ -24,7 +25,8 @@ TITLE = {"sqlite": "SQLite", "postgres": "PostgreSQL", "mariadb": "MariaDB"}
 LIMIT = {
     "sqlite": "odata_raw: the statement on Gatehouse's own SQLite read threads, 16 tasks on 2 threads, "
               "every column read, no HTTP or JSON",
-    "postgres": "pgbench -M prepared -n -c16 -j2, values written into the statement as literals",
+    "postgres": "pgbench -M prepared -n -c16 -j2, the binds sent as parameters (pgbench variables), as Gatehouse"
+                " sends them",
     "mariadb": "mariadb-slap --concurrency=16 (text protocol, every row fetched), values written in as literals",
 }
 
@@ -80,7 +82,7 @@ def main():
 
     runs = {}
     for row in csv.DictReader(open(os.path.join(out, "runs.tsv")), delimiter="\t"):
-        if row["server"] == "limit":
+        if row["server"].startswith("limit"):
             r = parse_limit(row["file"])
             r["cpu"] = None
         else:
@@ -157,6 +159,12 @@ def main():
                     cells.append("r%s %s" % (rnd, " / ".join(vals)))
                 per.append("%s: %s" % (n.split("-")[0], "; ".join(cells)))
             print("Per round (Gatehouse / CAP-PG / limit): %s.\n" % "; ".join(per))
+            for n in NAMES:
+                g, i = K(base, e, "gatehouse", n), K(base, e, "limit-inline", n)
+                if i in runs:
+                    print("%s with its values written in as literals instead of bound (planned once rather than at"
+                          " each execution): %s statements/s; Gatehouse / that: %s.\n"
+                          % (n, fmt(med(i, "rps")), fmt(ratio(g, i) and ratio(g, i) * 100, "%.0f %%")))
 
     if large:
         print("## Page latency by table size (Gatehouse alone at larger sizes, %s connections)\n" % conns)
@@ -219,8 +227,8 @@ def main():
 
     print("## Statements\n")
     print("What Gatehouse sends per request (odata_raw, from the library's parse_query, PagePlan and fetch_query"
-          " with the guest's scopes), with its binds; the limits run these with the binds written in as literals"
-          " (`sql/<engine>-<query>.sql`). The plans phase (plans.md) checks them against the statements logged"
+          " with the guest's scopes), with its binds; the limits run these (`sql/<engine>-<query>.sql`): on"
+          " PostgreSQL with the binds as parameters, on MariaDB written in as literals. The plans phase (plans.md) checks them against the statements logged"
           " by PostgreSQL and MariaDB.\n")
     for e in engines:
         path = os.path.join(out, "sql", "%s.txt" % e)
