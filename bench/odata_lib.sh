@@ -9,8 +9,9 @@
 # PAGE_SIZE (pagination.default and .max), BASE_ROWS (the size whose
 # PostgreSQL/MariaDB database is gh_bench), and a die() function.
 # start_gh/stop_gh keep the running process's id in GH_PID. slap and sized
-# (mariadb-slap runs) use CONNS. write_statements and pgbench_script use
-# RAW_BIN (the release example odata_raw) and write below $OUT/sql.
+# (mariadb-slap runs) use CONNS. write_statements runs RAW_BIN (the release
+# example odata_raw) and writes below $OUT/sql, which pgbench_script and
+# pg_bound read.
 
 # The peer's four reference queries (its scripts/bench.sh), as sent in the
 # URL, and their names; url BASE INDEX is a query's URL on BASE.
