@@ -369,11 +369,11 @@ impl Dialect {
         }
     }
 
-    /// A column as the service reads it back: uuids on PostgreSQL and
-    /// MySQL are read as their text; every other value is read as stored,
-    /// PostgreSQL's exact, date and time types and MySQL's dates and times
-    /// in their binary form, written as the server's text for them by the
-    /// service (`db::pg_text`, `db::my_text`). On SQLite
+    /// A column as the service reads it back: uuids on MySQL are read as
+    /// their text; every other value is read as stored, PostgreSQL's exact,
+    /// date, time and uuid types and MySQL's dates and times in their binary
+    /// form, written as the server's text for them by the service
+    /// (`db::pg_text`, `db::my_text`). On SQLite
     /// a value is read by what it holds, not by the column's declared type
     /// (`+x` is a no-op for every value but hides the declaration).
     pub fn output_value(self, column: &str, stored: Stored) -> String {
@@ -381,14 +381,14 @@ impl Dialect {
         match (self, stored) {
             (Self::Sqlite, Integer | Text) => column.to_owned(),
             (Self::Sqlite, Boolean | Float | Exact | Temporal | Uuid) => format!("+{column}"),
-            (Self::Postgres, Uuid) => format!("CAST({column} AS TEXT)"),
             (Self::MySql, Uuid) => format!("CAST({column} AS CHAR)"),
             // Both servers' binary protocols send every other value in a
             // form each column's type tells how to read
             // (`odata::service::rows`): MySQL's text and decimals as their
             // text, as they are (a cast to CHAR would copy every value, a
             // third of MariaDB's time for a page of them), integers as
-            // integers, bits as bytes, dates and times as numbers.
+            // integers, bits as bytes, dates and times as numbers,
+            // PostgreSQL's uuids as their 16 bytes.
             (Self::Postgres | Self::MySql, _) => column.to_owned(),
         }
     }

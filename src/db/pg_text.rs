@@ -1,5 +1,5 @@
-//! PostgreSQL's binary form of its exact, date and time types written as
-//! the text PostgreSQL itself writes for them in a UTC session (what
+//! PostgreSQL's binary form of its exact, date, time and uuid types written
+//! as the text PostgreSQL itself writes for them in a UTC session (what
 //! `CAST(… AS TEXT)` yields there), or for an instant as RFC 3339 in UTC.
 //!
 //! The bulk reads take these columns in binary: PostgreSQL then sends a
@@ -96,6 +96,21 @@ pub(super) fn four_digits(n: u16) -> [u8; 4] {
 /// `n` (below 100) as two digits, with a leading zero.
 pub(super) fn two_digits(n: u16) -> [u8; 2] {
     [b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]
+}
+
+/// `uuid` (its 16 bytes) as PostgreSQL writes it: lowercase hexadecimal
+/// in groups of 8-4-4-4-12 digits, `0b5c3f0e-0000-4000-8000-000000000005`.
+pub fn uuid(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
+    let bytes: &[u8; 16] = raw.try_into().map_err(|_| Malformed("uuid"))?;
+    for (i, group) in [0..4, 4..6, 6..8, 8..10, 10..16].into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'-');
+        }
+        let at = out.len();
+        out.resize(at + 2 * group.len(), 0);
+        hex::encode_to_slice(&bytes[group], &mut out[at..]).map_err(|_| Malformed("uuid"))?;
+    }
+    Ok(())
 }
 
 /// `date` (days since 2000-01-01) as `YYYY-MM-DD`, with ` BC` before

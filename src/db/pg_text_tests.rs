@@ -1,7 +1,7 @@
 //! Each vector is what PostgreSQL 15 answered, in a UTC session, for
 //! `encode(<type>_send(x), 'hex')` and `x::text`.
 
-use super::{civil, date, is_finite_numeric, numeric, time, timestamp, Instant, Malformed};
+use super::{civil, date, is_finite_numeric, numeric, time, timestamp, uuid, Instant, Malformed};
 
 /// Asserts that `write` writes each vector's bytes (in hex) as its text.
 fn assert_writes(
@@ -130,6 +130,31 @@ fn dates_and_times_are_written_as_postgresql_writes_them() {
 }
 
 #[test]
+fn uuids_are_written_as_postgresql_writes_them() {
+    assert_writes(
+        uuid,
+        &[
+            (
+                "00000000000000000000000000000000",
+                "00000000-0000-0000-0000-000000000000",
+            ),
+            (
+                "0b5c3f0e00004000800000000000000a",
+                "0b5c3f0e-0000-4000-8000-00000000000a",
+            ),
+            (
+                "ffffffffffffffffffffffffffffffff",
+                "ffffffff-ffff-ffff-ffff-ffffffffffff",
+            ),
+            (
+                "a0eebc999c0b4ef8bb6d6bb9bd380a11",
+                "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            ),
+        ],
+    );
+}
+
+#[test]
 fn bytes_that_are_not_the_binary_form_are_refused() {
     let mut out = Vec::new();
     for raw in [
@@ -148,6 +173,8 @@ fn bytes_that_are_not_the_binary_form_are_refused() {
     assert!(date(&[0, 1], &mut out).is_err());
     assert!(time(&hex::decode("000000141dd76001").expect("hex"), &mut out).is_err());
     assert!(timestamp(&[0; 7], Instant::Utc, &mut out).is_err());
+    assert!(uuid(&[0; 15], &mut out).is_err());
+    assert!(uuid(&[0; 17], &mut out).is_err());
 }
 
 #[test]

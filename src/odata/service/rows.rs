@@ -269,6 +269,7 @@ fn pg_kinds(row: &tokio_postgres::Row) -> Vec<Kind> {
             Type::TIME => Kind::Text(Written::Time),
             Type::TIMESTAMP => Kind::Text(Written::Timestamp),
             Type::TIMESTAMPTZ => Kind::Text(Written::TimestampTz),
+            Type::UUID => Kind::Text(Written::Uuid),
             _ => Kind::Bytes,
         })
         .collect()
@@ -387,6 +388,8 @@ enum Written {
     Timestamp,
     /// `timestamptz`.
     TimestampTz,
+    /// `uuid`.
+    Uuid,
 }
 
 impl Written {
@@ -404,6 +407,7 @@ impl Written {
             Written::Time => pg_text::time(raw, out),
             Written::Timestamp => pg_text::timestamp(raw, instant(false), out),
             Written::TimestampTz => pg_text::timestamp(raw, instant(true), out),
+            Written::Uuid => pg_text::uuid(raw, out),
         }
         .map_err(|e| ODataError::internal(&e))
     }
@@ -428,7 +432,7 @@ impl Written {
                 |text: &[u8]| text.last() == Some(&b'Z')
             }
             (Written::Date, E::Date) => |text: &[u8]| text.len() == 10,
-            (Written::Time, E::TimeOfDay) => |_: &[u8]| true,
+            (Written::Time, E::TimeOfDay) | (Written::Uuid, E::Guid | E::String) => |_: &[u8]| true,
             _ => return Ok(false),
         };
         let start = out.len();
