@@ -182,7 +182,7 @@ impl Accounts {
     }
 
     async fn end_sessions_of(&self, user_id: i64) -> Result<u64, AccountError> {
-        Ok(end_every_session(&self.db, user_id).await?.0)
+        Ok(end_every_session(&self.db, user_id).await?)
     }
 
     /// Issues a personal access token for the account; the token is

@@ -27,7 +27,7 @@ use crate::intents::{
 use crate::mail::{Composer, Mailer};
 use crate::odata::{self, declared_sets, EntitySet, Model, Service};
 use crate::screens::{self, Screen, Screens};
-use crate::security::{common_headers, is_screen_path, loggable, screen_headers};
+use crate::security::{common_headers, is_auth_path, loggable, screen_headers};
 use crate::session::{wants_html, Session};
 use crate::shared::Shared;
 use crate::state::GatehouseState;
@@ -271,7 +271,7 @@ impl Fairing for Gatehouse {
             }
         }
         common_headers(res, gh.is_some_and(|gh| gh.settings.is_https()));
-        if is_screen_path(req.uri().path().as_str()) {
+        if is_auth_path(req.uri().path().as_str()) {
             screen_headers(res);
         }
         // Rocket's own request lines show the URI as sent; this one hides

@@ -29,6 +29,8 @@ pub struct Swept {
     pub throttle_counters: u64,
     /// Security events older than `auth.security_events_days`.
     pub security_events: u64,
+    /// Remember records of cookies past `session.remember_days`.
+    pub remember_cookies: u64,
 }
 
 /// What the sweep needs, detached from the request state.
@@ -61,6 +63,11 @@ impl Sweeper {
             throttle_counters,
             security_events: events::sweep(&self.db, unix_now(), auth.security_events_days)
                 .await?,
+            remember_cookies: crate::session::sweep_remembered(
+                &self.db,
+                self.settings.session.remember_days,
+            )
+            .await?,
         })
     }
 

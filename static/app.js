@@ -94,6 +94,21 @@
     section.appendChild(list);
   }
 
+  // A new enrolment's key and QR code, from the answer that began it: the
+  // only answer that ever shows them (the account screen does not).
+  function showEnrolment(form, data) {
+    var box = document.querySelector("[data-enrolment]");
+    var key = box && box.querySelector("[data-enrolment-key]");
+    if (!key || !data.secret) return reloadAccount("two_factor_pending");
+    key.querySelector("[data-qr]").innerHTML = data.qr_svg;
+    key.querySelector("[data-secret]").textContent = data.secret;
+    key.hidden = false;
+    box.hidden = false;
+    document.querySelectorAll("[data-two-factor-state]").forEach(function (p) { p.remove(); });
+    form.remove();
+    show("success", text("two_factor_pending"));
+  }
+
   // The account screen after a change: reloaded, with the message kept.
   function reloadAccount(message) {
     window.location.assign("/account?notice=" + encodeURIComponent(message));
@@ -111,7 +126,7 @@
         if (row) row.remove();
         return show("success", text("session_ended"));
       case "end-others": return reloadAccount("other_sessions_ended");
-      case "two-factor-enable": return reloadAccount("two_factor_pending");
+      case "two-factor-enable": return showEnrolment(form, data);
       case "two-factor-disable": return reloadAccount("two_factor_disabled");
       case "two-factor-confirm":
         // Two-factor sign-in is on: the key and QR code are no longer needed.

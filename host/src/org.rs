@@ -64,9 +64,9 @@ async fn create(db: &Db, user: &AuthUser, org: &OrgSetupRequest) -> Result<(), D
                 .bind(org.marketing_consent)
         })
         .await?;
-    sqlx::query(
-        d.placeholders("INSERT INTO organisation_user (organisation_id, user_id) VALUES ($1, $2)"),
-    )
+    sqlx::query(d.static_placeholders(
+        "INSERT INTO organisation_user (organisation_id, user_id) VALUES ($1, $2)",
+    ))
     .bind(id)
     .bind(user.id)
     .execute(&mut *tx)

@@ -61,7 +61,7 @@ fn server_configured() -> bool {
 
 async fn create(db: &Db, statements: &[&str]) {
     for sql in statements {
-        db.execute(db.query(sql))
+        db.execute(sqlx::query(&db.dialect().placeholders(sql)))
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }

@@ -39,3 +39,5 @@ account-event-recovery_code_used = Wiederherstellungscode verwendet
 account-event-session_ended = Anderswo abgemeldet
 account-event-token_created = API-Token erstellt
 account-event-token_revoked = API-Token widerrufen
+account-two_factor_pending = Die Anmeldung in zwei Schritten wird eingerichtet: Geben Sie den Code Ihrer Authenticator-App ein, um sie einzuschalten. Falls Sie den Schlüssel nicht mehr haben, beginnen Sie neu.
+account-start_again = Mit neuem Schlüssel neu beginnen

@@ -9,3 +9,7 @@ mail-changed-greeting = Hallo { $name },
 mail-changed-body = das Passwort Ihres Kontos wurde soeben geändert, und alle Sitzungen wurden abgemeldet.
 mail-changed-warning = Falls Sie das nicht waren, setzen Sie Ihr Passwort sofort zurück: { $link }
 mail-signature = — { $app }
+mail-lockout-subject = Jemand versucht, sich bei Ihrem Konto anzumelden
+mail-lockout-greeting = Hallo { $name },
+mail-lockout-body = jemand, der Ihr Passwort kennt, hat innerhalb eines Tages { $attempts } falsche Codes für die Anmeldung in zwei Schritten Ihres Kontos eingegeben. In der nächsten Stunde wird kein Code angenommen.
+mail-lockout-warning = Falls Sie das nicht waren, kennt jemand anderes Ihr Passwort: Ändern Sie es jetzt oder setzen Sie es hier zurück: { $link }

@@ -39,3 +39,5 @@ account-event-recovery_code_used = Recovery code used
 account-event-session_ended = Signed out elsewhere
 account-event-token_created = API token created
 account-event-token_revoked = API token revoked
+account-two_factor_pending = Two-factor sign-in is being set up: enter the code your authenticator app shows to turn it on. If you no longer have the key, start again.
+account-start_again = Start again with a new key

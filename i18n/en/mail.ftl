@@ -9,3 +9,7 @@ mail-changed-greeting = Hello { $name },
 mail-changed-body = The password of your account was just changed, and every session was signed out.
 mail-changed-warning = If this was not you, reset your password at once: { $link }
 mail-signature = — { $app }
+mail-lockout-subject = Someone is trying to sign in to your account
+mail-lockout-greeting = Hello { $name },
+mail-lockout-body = Someone who knows your password has entered { $attempts } wrong two-factor codes for your account within a day. For the next hour no code is accepted.
+mail-lockout-warning = If this was not you, your password is known to someone else: change it now, or reset it here: { $link }

@@ -1,11 +1,13 @@
 //! Signing in and out: credentials, password hashes, throttling, accounts.
 
+pub mod epoch;
 mod password;
 pub mod reset;
+pub mod second_factor;
 mod throttle;
 pub mod tokens;
 pub mod two_factor;
 pub mod users;
 
 pub use password::PasswordHasher;
-pub use throttle::{Attempt, Begun, Throttle, Throttles};
+pub use throttle::{budget_subject, Attempt, Begun, Throttle, Throttles};

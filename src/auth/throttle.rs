@@ -17,11 +17,13 @@
 //!   failures reported after the fact (the per-IP budget).
 
 use std::collections::HashMap;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
+use super::second_factor::SecondFactorLimit;
 use crate::clock::unix_now;
 use crate::db::{Db, DbError};
 use crate::domain::{sha256_hex, Email};
@@ -137,9 +139,11 @@ impl Throttle {
         sha256_hex(&format!("{}|{}|{}", self.scope, email.as_str(), ip))
     }
 
-    /// The stored key of a budget per client IP, whatever the address.
+    /// The stored key of a budget per client IP, whatever the address. An
+    /// IPv6 client counts by its /64, the smallest block a network hands out:
+    /// one subscriber holds all of it and could take a new address per try.
     pub fn ip_key(&self, ip: &str) -> String {
-        sha256_hex(&format!("{}|{}", self.scope, ip))
+        sha256_hex(&format!("{}|{}", self.scope, budget_subject(ip)))
     }
 
     /// The stored key of a budget per user, wherever they sign in from.
@@ -168,10 +172,10 @@ impl Throttle {
             ended(6),
         );
         let end = now + i64::from(self.window_seconds);
+        let sql = d.placeholders(&sql);
         self.db
             .execute(
-                self.db
-                    .query(&sql)
+                sqlx::query(&sql)
                     .bind(key.to_owned())
                     .bind(end)
                     .bind(now)
@@ -371,8 +375,22 @@ impl Throttle {
     }
 }
 
-/// Wrong second-factor codes a user may enter in one throttle window.
-pub const TWO_FACTOR_ATTEMPTS: u32 = 5;
+/// Who a per-IP budget counts: an IPv4 address (also one written as an
+/// IPv4-mapped IPv6 address) as it is, an IPv6 address by its /64 prefix.
+/// Text that is no address at all is its own subject.
+pub fn budget_subject(ip: &str) -> String {
+    match ip.parse::<IpAddr>() {
+        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                format!("{}/64", Ipv6Addr::from(prefix))
+            }
+        },
+        Ok(IpAddr::V4(v4)) => v4.to_string(),
+        Err(_) => ip.to_owned(),
+    }
+}
 
 /// Every counter of the sign-in and reset routes.
 #[derive(Clone, Debug)]
@@ -385,9 +403,9 @@ pub struct Throttles {
     pub forgot: Throttle,
     /// Reset-link requests per client IP, over all addresses.
     pub forgot_ip: Throttle,
-    /// Wrong second-factor codes per user: five, then the pending sign-in
-    /// is dropped until the window ends.
-    pub two_factor: Throttle,
+    /// Second-factor codes per user, reserved before they are checked, and
+    /// the day's lockout.
+    pub second_factor: SecondFactorLimit,
 }
 
 impl Throttles {
@@ -400,7 +418,24 @@ impl Throttles {
             login_ip: counter("login-ip", auth.ip_throttle_attempts),
             forgot: counter("forgot", auth.throttle_attempts),
             forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
-            two_factor: counter("two-factor", TWO_FACTOR_ATTEMPTS),
+            second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::budget_subject;
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_slash_64() {
+        let a = budget_subject("2001:db8:1:2:aaaa::1");
+        assert_eq!(a, "2001:db8:1:2::/64");
+        assert_eq!(budget_subject("2001:db8:1:2:ffff:ffff:ffff:ffff"), a);
+        assert_ne!(budget_subject("2001:db8:1:3::1"), a, "the next /64 is another client");
+        assert_eq!(budget_subject("203.0.113.9"), "203.0.113.9");
+        assert_eq!(budget_subject("::ffff:203.0.113.9"), "203.0.113.9");
+        assert_ne!(budget_subject("203.0.113.9"), budget_subject("203.0.113.10"));
+        assert_eq!(budget_subject("unknown"), "unknown");
     }
 }

@@ -57,7 +57,7 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<StoredToken>, DbError>
         dialect.epoch_of("created_at"),
         dialect.epoch_of("last_used_at"),
     );
-    let rows = sqlx::query(dialect.placeholders(&sql))
+    let rows = sqlx::query(&dialect.placeholders(&sql))
         .bind(TOKENABLE_TYPE)
         .bind(user_id)
         .fetch_all(db.pool())
@@ -104,25 +104,43 @@ pub async fn delete(db: &Db, id: i64) -> Result<bool, DbError> {
 /// How often `last_used_at` is written for a token in steady use.
 const USE_RECORD_INTERVAL_SECONDS: i64 = 60;
 
-/// The user a bearer token acts for, unless the token is unknown or expired.
+/// The ability a token needs to read OData sets.
+pub const READ_ABILITY: &str = "odata:read";
+
+/// Whether a token's `abilities` column (Sanctum's JSON array) lets it read:
+/// `["*"]` or a list naming [`READ_ABILITY`]. No abilities, or anything that
+/// is not such an array, grants nothing (as in Sanctum).
+fn may_read(abilities: Option<&str>) -> bool {
+    abilities
+        .and_then(|text| serde_json::from_str::<Vec<String>>(text).ok())
+        .is_some_and(|list| list.iter().any(|a| a == "*" || a == READ_ABILITY))
+}
+
+/// The user a bearer token acts for, unless the token is unknown, expired,
+/// owned by another model than the user model (a Sanctum token of another
+/// `tokenable_type` in a shared database), or without an ability to read.
 /// Records its use in `last_used_at`, at most once a minute so a busy client
 /// does not turn every read into a write.
 pub async fn user_of(db: &Db, presented: &str) -> Result<Option<i64>, DbError> {
     let digest = sha256_hex(presented);
     let dialect = db.dialect();
     let sql = format!(
-        "SELECT id, tokenable_id, {} AS used, {} AS expires FROM personal_access_tokens \
-         WHERE token = $1",
+        "SELECT id, tokenable_id, abilities, {} AS used, {} AS expires \
+         FROM personal_access_tokens WHERE token = $1 AND tokenable_type = $2",
         dialect.epoch_of("last_used_at"),
         dialect.epoch_of("expires_at"),
     );
     let row = db
-        .fetch_optional(sqlx::query(dialect.placeholders(&sql)).bind(digest))
+        .fetch_optional(
+            sqlx::query(&dialect.placeholders(&sql))
+                .bind(digest)
+                .bind(TOKENABLE_TYPE),
+        )
         .await?;
     let Some(row) = row else { return Ok(None) };
     let now = crate::clock::unix_now();
     let expires: Option<i64> = row.try_get("expires")?;
-    if expires.is_some_and(|at| at <= now) {
+    if expires.is_some_and(|at| at <= now) || !may_read(row.text("abilities")?.as_deref()) {
         return Ok(None);
     }
     let id: i64 = row.try_get("id")?;
@@ -133,8 +151,24 @@ pub async fn user_of(db: &Db, presented: &str) -> Result<Option<i64>, DbError> {
             "UPDATE personal_access_tokens SET last_used_at = {} WHERE id = $1",
             dialect.now_utc()
         );
-        db.execute(sqlx::query(dialect.placeholders(&sql)).bind(id))
+        db.execute(sqlx::query(&dialect.placeholders(&sql)).bind(id))
             .await?;
     }
     Ok(Some(user_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_read;
+
+    #[test]
+    fn only_a_wildcard_or_the_read_ability_reads() {
+        assert!(may_read(Some("[\"*\"]")));
+        assert!(may_read(Some("[\"reports:write\",\"odata:read\"]")));
+        assert!(!may_read(Some("[\"reports:write\"]")));
+        assert!(!may_read(Some("[]")));
+        assert!(!may_read(Some("*")));
+        assert!(!may_read(Some("{\"*\":true}")));
+        assert!(!may_read(None));
+    }
 }

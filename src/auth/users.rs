@@ -47,7 +47,7 @@ pub async fn find_by_email(db: &Db, email: &Email) -> Result<Option<UserRecord>,
 /// Finds a user by id.
 pub async fn find_by_id(db: &Db, id: i64) -> Result<Option<UserRecord>, DbError> {
     let sql = format!("SELECT {COLUMNS} FROM users WHERE id = $1");
-    db.fetch_optional(sqlx::query(db.dialect().placeholders(&sql)).bind(id))
+    db.fetch_optional(sqlx::query(&db.dialect().placeholders(&sql)).bind(id))
         .await?
         .map(record)
         .transpose()
@@ -81,7 +81,7 @@ pub async fn create(
     );
     let inserted = db
         .execute(
-            sqlx::query(db.dialect().placeholders(&sql))
+            sqlx::query(&db.dialect().placeholders(&sql))
                 .bind(name.to_owned())
                 .bind(email.as_str().to_owned())
                 .bind(password_hash.to_owned()),
@@ -104,7 +104,7 @@ pub async fn set_password_hash(db: &Db, id: i64, password_hash: &str) -> Result<
         db.dialect().now_utc()
     );
     db.execute(
-        sqlx::query(db.dialect().placeholders(&sql))
+        sqlx::query(&db.dialect().placeholders(&sql))
             .bind(password_hash.to_owned())
             .bind(id),
     )

@@ -32,10 +32,21 @@ impl Dialect {
     /// Turns `$1, $2, …` into `?` for MySQL; other engines take them as written.
     ///
     /// Queries bind each placeholder once and in order, so positional `?` keeps
-    /// the meaning. Placeholders inside string literals are left alone. The
-    /// rewritten text is kept for the life of the process, so this is for the
-    /// fixed statements of the code base, not for generated SQL.
-    pub fn placeholders(self, sql: &str) -> &str {
+    /// the meaning. Placeholders inside string literals are left alone.
+    /// Nothing is kept: the rewritten text is the caller's, however many
+    /// distinct statements it sends.
+    pub fn placeholders(self, sql: &str) -> Cow<'_, str> {
+        match self {
+            Self::MySql => rewrite_placeholders(sql),
+            Self::Sqlite | Self::Postgres => Cow::Borrowed(sql),
+        }
+    }
+
+    /// [`Dialect::placeholders`] of a statement written into the code
+    /// (`&'static str`): on MySQL the rewritten text is kept for the life of
+    /// the process, once per statement of the code base, which is a fixed
+    /// set that no request can grow.
+    pub fn static_placeholders(self, sql: &'static str) -> &'static str {
         match self {
             Self::MySql => rewritten_once(sql),
             Self::Sqlite | Self::Postgres => sql,
@@ -210,8 +221,8 @@ impl Dialect {
     }
 }
 
-fn rewritten_once(sql: &str) -> &'static str {
-    static CACHE: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+fn rewritten_once(sql: &'static str) -> &'static str {
+    static CACHE: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
     let mut cache = CACHE
         .get_or_init(Default::default)
         .lock()
@@ -221,7 +232,7 @@ fn rewritten_once(sql: &str) -> &'static str {
     }
     let rewritten: &'static str =
         Box::leak(rewrite_placeholders(sql).into_owned().into_boxed_str());
-    cache.insert(sql.to_owned(), rewritten);
+    cache.insert(sql, rewritten);
     rewritten
 }
 

@@ -338,13 +338,16 @@ impl DbPool {
         &self.pool
     }
 
-    /// Prepares `sql` (written with `$n` placeholders) for this engine.
+    /// Prepares `sql` (a statement written into the code, with `$n`
+    /// placeholders) for this engine. A statement made at run time goes
+    /// through [`Dialect::placeholders`] and `sqlx::query` instead, so that
+    /// no text a caller makes up is kept.
     ///
     /// ```ignore
     /// db.query("SELECT id FROM users WHERE email = $1").bind(email).fetch_optional(db.pool())
     /// ```
-    pub fn query<'q>(&self, sql: &'q str) -> Query<'q, Any, AnyArguments<'q>> {
-        sqlx::query(self.dialect.placeholders(sql))
+    pub fn query(&self, sql: &'static str) -> Query<'static, Any, AnyArguments<'static>> {
+        sqlx::query(self.dialect.static_placeholders(sql))
     }
 
     /// Fetches at most one row.
@@ -381,7 +384,8 @@ impl DbPool {
             let row = bind(sqlx::query(&returning)).fetch_one(executor).await?;
             return row.try_get("id");
         }
-        let done = bind(self.query(insert)).execute(executor).await?;
+        let insert = self.dialect.placeholders(insert);
+        let done = bind(sqlx::query(&insert)).execute(executor).await?;
         done.last_insert_id().ok_or(sqlx::Error::RowNotFound)
     }
 

@@ -50,6 +50,13 @@ pub enum AuthEvent {
         /// The account with that address, if there is one.
         user_id: Option<i64>,
     },
+    /// A user's second step reached the day's limit of wrong codes: no code
+    /// of theirs is checked for an hour. Stored as `lockout` with detail
+    /// `second factor`.
+    SecondFactorLockout {
+        /// `users.id`.
+        user_id: i64,
+    },
     /// A user signed out.
     Logout {
         /// `users.id`.
@@ -121,6 +128,7 @@ impl AuthEvent {
             Self::Login { .. } => "Login",
             Self::Failed { .. } => "Failed",
             Self::Lockout { .. } => "Lockout",
+            Self::SecondFactorLockout { .. } => "SecondFactorLockout",
             Self::Logout { .. } => "Logout",
             Self::PasswordReset { .. } => "PasswordReset",
             Self::PasswordChanged { .. } => "PasswordChanged",
@@ -150,7 +158,7 @@ impl AuthEvent {
         match self {
             Self::Login { .. } => "login",
             Self::Failed { .. } => "failed",
-            Self::Lockout { .. } => "lockout",
+            Self::Lockout { .. } | Self::SecondFactorLockout { .. } => "lockout",
             Self::Logout { .. } => "logout",
             Self::PasswordReset { .. } => "password_reset",
             Self::PasswordChanged { .. } => "password_changed",
@@ -169,6 +177,7 @@ impl AuthEvent {
         match self {
             Self::Failed { user_id, .. } | Self::Lockout { user_id, .. } => *user_id,
             Self::Login { user_id, .. }
+            | Self::SecondFactorLockout { user_id }
             | Self::Logout { user_id }
             | Self::PasswordReset { user_id }
             | Self::PasswordChanged { user_id }
@@ -187,6 +196,7 @@ impl AuthEvent {
     fn detail(&self) -> Option<String> {
         match self {
             Self::Login { remember: true, .. } => Some("remember".to_owned()),
+            Self::SecondFactorLockout { .. } => Some("second factor".to_owned()),
             Self::SessionEnded { ended, .. } => Some(format!("{ended} ended")),
             Self::TokenCreated { token_id, name, .. } => {
                 let name: String = name.chars().take(MAX_DETAIL_NAME_CHARS).collect();
@@ -206,6 +216,9 @@ impl AuthEvent {
             Self::Failed { .. } => tracing::info!(event = name, "sign-in failed"),
             Self::Lockout { ip, .. } => {
                 tracing::warn!(event = name, ip = %ip, "sign-in attempts throttled")
+            }
+            Self::SecondFactorLockout { user_id } => {
+                tracing::warn!(event = name, user_id, "second-factor codes locked for an hour")
             }
             Self::Logout { user_id } => tracing::info!(event = name, user_id, "user signed out"),
             Self::PasswordReset { user_id } => {

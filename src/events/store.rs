@@ -17,7 +17,7 @@ pub async fn insert(db: &Db, event: &AuthEvent, origin: &Origin) -> Result<(), D
         dialect.now_utc()
     );
     db.execute(
-        sqlx::query(dialect.placeholders(&sql))
+        sqlx::query(&dialect.placeholders(&sql))
             .bind(event.code())
             .bind(event.user_id())
             .bind(origin.ip().map(|ip| ip.to_string()))
@@ -48,7 +48,7 @@ pub async fn latest(db: &Db, user_id: i64, limit: i64) -> Result<Vec<StoredEvent
         dialect.epoch_of("occurred_at")
     );
     let rows = db
-        .fetch_all(sqlx::query(dialect.placeholders(&sql)).bind(user_id).bind(limit))
+        .fetch_all(sqlx::query(&dialect.placeholders(&sql)).bind(user_id).bind(limit))
         .await?;
     rows.iter()
         .map(|row| {
@@ -78,7 +78,7 @@ pub async fn sweep(db: &Db, now: i64, days: u32) -> Result<u64, DbError> {
         "DELETE FROM gatehouse_security_events WHERE occurred_at < {}",
         dialect.utc_timestamp_at("$1")
     );
-    db.execute(sqlx::query(dialect.placeholders(&sql)).bind(now - i64::from(days) * 86_400))
+    db.execute(sqlx::query(&dialect.placeholders(&sql)).bind(now - i64::from(days) * 86_400))
         .await
 }
 

@@ -25,7 +25,7 @@ pub struct Composer {
     app_name: String,
 }
 
-const TEMPLATES: [(&str, &str); 4] = [
+const TEMPLATES: [(&str, &str); 6] = [
     (
         "reset-link.txt",
         include_str!("../../templates/mail/reset-link.txt.tera"),
@@ -41,6 +41,14 @@ const TEMPLATES: [(&str, &str); 4] = [
     (
         "password-changed.html",
         include_str!("../../templates/mail/password-changed.html.tera"),
+    ),
+    (
+        "second-factor-lockout.txt",
+        include_str!("../../templates/mail/second-factor-lockout.txt.tera"),
+    ),
+    (
+        "second-factor-lockout.html",
+        include_str!("../../templates/mail/second-factor-lockout.html.tera"),
     ),
 ];
 
@@ -135,6 +143,37 @@ impl Composer {
             ],
             &[
                 ("name", name),
+                ("link", forgot_link),
+                ("app", &self.app_name),
+            ],
+            forgot_link,
+        )
+    }
+
+    /// "Someone is trying to sign in to your account": `attempts` wrong
+    /// second-factor codes in a day, so the password is known to someone;
+    /// points at the forgot-password screen.
+    pub fn second_factor_lockout(
+        &self,
+        language: Language,
+        name: &str,
+        attempts: u32,
+        forgot_link: &str,
+    ) -> Result<Notification, String> {
+        let attempts = attempts.to_string();
+        self.render(
+            "second-factor-lockout",
+            language,
+            &[
+                ("subject", "mail-lockout-subject"),
+                ("greeting", "mail-lockout-greeting"),
+                ("body", "mail-lockout-body"),
+                ("warning", "mail-lockout-warning"),
+                ("signature", "mail-signature"),
+            ],
+            &[
+                ("name", name),
+                ("attempts", &attempts),
                 ("link", forgot_link),
                 ("app", &self.app_name),
             ],

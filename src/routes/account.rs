@@ -1,12 +1,12 @@
 //! `POST /auth/password`: the signed-in user changes their password.
 
 use rocket::http::CookieJar;
-use rocket::response::content::RawHtml;
+use crate::screens::Page;
 use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
-use super::confirm::{confirm_password, keep_remembered};
+use super::confirm::{confirm_password, void_other_devices};
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
 use crate::auth::users;
@@ -18,12 +18,13 @@ use crate::mail::mailbox;
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{end_every_session, AuthUser, Session};
+use crate::session::{store, AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// Replaces the password after checking the current one: every other session
-/// of the user ends, `remember_token` rotates, this session goes on under a
-/// new id, and the "password changed" mail goes out.
+/// of the user ends and every other device's remember cookie is void,
+/// `remember_token` rotates, pending second steps are dropped, this session
+/// goes on under a new id, and the "password changed" mail goes out.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/password", data = "<body>")]
 pub async fn change_password(
@@ -51,10 +52,11 @@ pub async fn change_password(
             .await
             .map_err(AuthError::Internal)?;
         users::set_password_hash(&gh.db, user.id, &hash).await?;
-        let (_, token) = end_every_session(&gh.db, user.id).await?;
-        keep_remembered(gh, jar, user.id, &token);
-        // This browser stays signed in, under an id minted now.
+        store::delete_for_user(&gh.db, user.id).await?;
+        // This browser stays signed in, under an id minted now, with its
+        // remember cookie; every other device's is void.
         session.sign_in(user.id);
+        void_other_devices(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, &from).await;
         send_password_changed(gh, language, &user.name, &user.email);
         if input.is_form() {
@@ -78,7 +80,7 @@ pub async fn screen(
     language: Language,
     gh: &State<GatehouseState>,
     notice: Option<&str>,
-) -> Result<RawHtml<String>, AuthError> {
+) -> Result<Page, AuthError> {
     let view = View {
         flash: session.take_flash(),
         notice: super::screens::notice(notice),
@@ -87,23 +89,22 @@ pub async fn screen(
     render(gh, &user, &session, language, view).await
 }
 
-/// The account screen with `view` (a message, recovery codes to show once)
-/// and what it always shows: the two-factor state (with the key and QR code
-/// of an enrolment waiting for its first code), the sessions, the latest
-/// security events.
+/// The account screen with `view` (a message, recovery codes or a new
+/// enrolment's key to show once) and what it always shows: the two-factor
+/// state (an enrolment waiting for its first code is named, never its key),
+/// the sessions, the latest security events.
 pub async fn render(
     gh: &GatehouseState,
     user: &AuthUser,
     session: &Session,
     language: Language,
     mut view: View,
-) -> Result<RawHtml<String>, AuthError> {
+) -> Result<Page, AuthError> {
     let sessions = listing(gh, user, session).await?;
-    let (state, enrolment) = match gh.two_factor.status(user.id, &user.email).await? {
-        Status::Pending(enrolment) => (
-            "pending",
-            json!({"secret": enrolment.secret_base32(), "qr_svg": enrolment.qr_svg()}),
-        ),
+    // The key of a pending enrolment is never read back: only the answer
+    // that made it (`view.extra`, from `POST /auth/two-factor`) shows it.
+    let (state, status) = match gh.two_factor.status(user.id).await? {
+        Status::Pending => ("pending", Value::Null),
         Status::On {
             recovery_codes_left,
         } => ("on", json!({ "recovery_codes_left": recovery_codes_left })),
@@ -123,7 +124,7 @@ pub async fn render(
     view.extra.extend([
         ("sessions", sessions["value"].clone()),
         ("two_factor", json!(state)),
-        ("enrolment", enrolment),
+        ("two_factor_status", status),
         ("events", json!(events)),
     ]);
     gh.screens.render(Screen::Account, language, view)

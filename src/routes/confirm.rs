@@ -12,7 +12,10 @@ use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::Origin;
 use crate::security::ClientIp;
-use crate::session::{remember, remember_cookie_name, AuthUser};
+use crate::auth::epoch;
+use crate::session::{
+    follow_remembered, remembered_selector, void_other_remembered, AuthUser, Session,
+};
 use crate::state::GatehouseState;
 
 /// Reads the password field `field` of `input` and checks it is `user`'s.
@@ -43,22 +46,22 @@ pub async fn confirm_password(
     }
 }
 
-/// Rotates the user's `remember_token`, voiding every remember-me cookie,
-/// and gives this browser a new one if it had one.
-pub async fn rotate_remember(
+/// After a change to how `user_id` signs in: every remember cookie of the
+/// user is voided but this browser's own, which now belongs to `session`
+/// (signed in under a new id, or kept); `remember_token` rotates (Laravel's
+/// column) and the credential epoch moves on.
+pub async fn void_other_devices(
     gh: &GatehouseState,
     jar: &CookieJar<'_>,
+    session: &Session,
     user_id: i64,
 ) -> Result<(), AuthError> {
-    let token = users::rotate_remember_token(&gh.db, user_id).await?;
-    keep_remembered(gh, jar, user_id, &token);
-    Ok(())
-}
-
-/// Gives this browser a remember cookie under the user's new `token` if it
-/// had one before the token rotated.
-pub fn keep_remembered(gh: &GatehouseState, jar: &CookieJar<'_>, user_id: i64, token: &str) {
-    if jar.get_private(&remember_cookie_name(&gh.settings)).is_some() {
-        remember(jar, gh, user_id, token);
+    let own = remembered_selector(jar, gh);
+    void_other_remembered(&gh.db, user_id, own.as_deref()).await?;
+    if let (Some(own), Some(session_id)) = (own, session.stored_id()) {
+        follow_remembered(&gh.db, &own, &session_id).await?;
     }
+    users::rotate_remember_token(&gh.db, user_id).await?;
+    epoch::advance(&gh.db, user_id).await?;
+    Ok(())
 }

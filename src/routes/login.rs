@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::password_check::{check_password, Checked};
 use super::pending;
+use crate::auth::epoch;
 use crate::auth::users::{self, UserRecord};
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
@@ -74,7 +75,8 @@ pub async fn login(
         };
         if gh.two_factor.is_enabled(user.id).await? {
             // Not signed in yet: the second factor completes it.
-            pending::begin(&session, user.id, credentials.remember);
+            let epoch = epoch::current(&gh.db, user.id).await?;
+            pending::begin(&session, user.id, credentials.remember, epoch);
             if input.is_form() {
                 return Ok(Reply::screen(Screen::TwoFactor.path()));
             }
@@ -100,8 +102,10 @@ pub async fn finish(
 ) -> Result<Reply, AuthError> {
     session.sign_in(user.id);
     if remember_me {
-        let token = users::ensure_remember_token(&gh.db, user.id).await?;
-        remember(jar, gh, user.id, &token);
+        // Laravel's column, for hosts that share the table.
+        users::ensure_remember_token(&gh.db, user.id).await?;
+        let session_id = session.stored_id().unwrap_or_default();
+        remember(jar, gh, user.id, &session_id).await?;
     }
     let login = AuthEvent::Login {
         user_id: user.id,

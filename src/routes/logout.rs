@@ -11,9 +11,9 @@ use crate::security::SameOrigin;
 use crate::session::{forget_remembered, Session};
 use crate::state::GatehouseState;
 
-/// Ends the session (row deleted, cookie expired), rotates `remember_token`
-/// so no remember-me cookie of the user works any more, drops this browser's
-/// remember cookie and goes to `home`.
+/// Ends the session (row deleted, cookie expired), voids and drops this
+/// browser's remember cookie, rotates `remember_token` (Laravel's column)
+/// and goes to `home`.
 #[post("/logout")]
 pub async fn logout(
     _origin: SameOrigin,
@@ -27,6 +27,6 @@ pub async fn logout(
         gh.events.emit(AuthEvent::Logout { user_id }, &from).await;
     }
     session.destroy();
-    forget_remembered(jar, gh);
+    forget_remembered(jar, gh).await?;
     Ok(Redirect::to(gh.routes.home.clone()))
 }

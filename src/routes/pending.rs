@@ -1,9 +1,13 @@
 //! The sign-in that waits for its second factor, kept in the session for
-//! five minutes: not signed in, no intent yet.
+//! five minutes: not signed in, no intent yet. It belongs to the credential
+//! epoch it began in ([`epoch`]): a password change or reset, the user's
+//! sessions ended or a two-factor change void it, on every instance.
 
 use serde_json::json;
 
+use crate::auth::epoch::{self, Epoch};
 use crate::clock::unix_now;
+use crate::db::{Db, DbError};
 use crate::session::Session;
 
 const KEY: &str = "two_factor.pending";
@@ -18,31 +22,47 @@ pub struct Pending {
     pub user_id: i64,
     /// Whether the sign-in asked to be remembered.
     pub remember: bool,
+    /// The user's credential epoch when the password was checked.
+    pub epoch: Epoch,
 }
 
-/// Keeps a pending sign-in of `user_id` in `session`.
-pub fn begin(session: &Session, user_id: i64, remember: bool) {
+/// Keeps a pending sign-in of `user_id`, begun in `epoch`, in `session`.
+pub fn begin(session: &Session, user_id: i64, remember: bool, epoch: Epoch) {
     let until = unix_now() + LIFETIME_SECONDS;
     session.insert(
         KEY,
-        json!({"user_id": user_id, "remember": remember, "until": until}),
+        json!({"user_id": user_id, "remember": remember, "until": until, "epoch": epoch.0}),
     );
 }
 
 /// The pending sign-in of `session`, if one is there and not expired
-/// (an expired one is dropped).
+/// (an expired one is dropped). Its epoch is not checked: see [`current`].
 pub fn of(session: &Session) -> Option<Pending> {
     let value = session.get(KEY)?;
     let until = value["until"].as_i64().unwrap_or_default();
     let found = value["user_id"].as_i64().map(|user_id| Pending {
         user_id,
         remember: value["remember"].as_bool().unwrap_or_default(),
+        epoch: Epoch(value["epoch"].as_i64().unwrap_or(-1)),
     });
     if until <= unix_now() || found.is_none() {
         session.remove(KEY);
         return None;
     }
     found
+}
+
+/// The pending sign-in of `session` if it is there, not expired, and its
+/// user's credentials have not changed since it began; else it is dropped.
+pub async fn current(db: &Db, session: &Session) -> Result<Option<Pending>, DbError> {
+    let Some(pending) = of(session) else {
+        return Ok(None);
+    };
+    if epoch::current(db, pending.user_id).await? != pending.epoch {
+        end(session);
+        return Ok(None);
+    }
+    Ok(Some(pending))
 }
 
 /// Drops the pending sign-in.
@@ -57,19 +77,20 @@ mod tests {
     #[test]
     fn a_pending_sign_in_lasts_five_minutes_and_then_is_dropped() {
         let session = Session::default();
-        begin(&session, 7, true);
+        begin(&session, 7, true, Epoch(3));
         assert_eq!(
             of(&session),
             Some(Pending {
                 user_id: 7,
-                remember: true
+                remember: true,
+                epoch: Epoch(3),
             })
         );
         let expired = unix_now() - 1;
         session.insert(KEY, json!({"user_id": 7, "remember": false, "until": expired}));
         assert_eq!(of(&session), None);
         assert!(session.get(KEY).is_none(), "an expired one is removed");
-        begin(&session, 8, false);
+        begin(&session, 8, false, Epoch(0));
         end(&session);
         assert_eq!(of(&session), None);
     }

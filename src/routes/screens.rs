@@ -2,7 +2,7 @@
 //! last form post left; guest-only screens send a signed-in browser to
 //! `dashboard`.
 
-use rocket::response::content::RawHtml;
+use crate::screens::Page;
 use rocket::response::Redirect;
 use rocket::{get, State};
 use serde_json::{json, Value};
@@ -15,7 +15,7 @@ use crate::session::{AuthUser, Guest, Session, INTENDED_KEY};
 use crate::screens::{Screen, View};
 use crate::state::GatehouseState;
 
-type Html = Result<RawHtml<String>, AuthError>;
+type Html = Result<Page, AuthError>;
 
 /// Notices a screen may show from its query string (after a script-driven step).
 pub(super) fn notice(code: Option<&str>) -> Option<&'static str> {

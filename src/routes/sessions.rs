@@ -7,7 +7,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::confirm::{confirm_password, rotate_remember};
+use super::confirm::{confirm_password, void_other_devices};
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
 use crate::error::AuthError;
@@ -15,7 +15,7 @@ use crate::events::{AuthEvent, Origin};
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{store, AuthUser, Session};
+use crate::session::{store, void_remembered_session, AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// The user's sessions as `{"value": [...]}`, most recently active first.
@@ -58,7 +58,8 @@ pub enum Ended {
 }
 
 /// Ends one of the caller's sessions by its handle (404 for any other
-/// handle). Ending the current one signs this browser out.
+/// handle), and voids the remember cookie of that device. Ending the current
+/// one signs this browser out.
 #[post("/auth/sessions/<id>/end")]
 pub async fn end(
     _origin: SameOrigin,
@@ -76,6 +77,8 @@ pub async fn end(
         .find(|s| store::handle(&s.id_hash) == id)
         .ok_or(AuthError::NotFound)?;
     store::delete(&gh.db, &target.id_hash).await?;
+    // That device's remember cookie would sign it in again.
+    void_remembered_session(&gh.db, &target.id_hash).await?;
     if session.stored_id().as_deref() == Some(target.id_hash.as_str()) {
         session.destroy();
     }
@@ -91,9 +94,9 @@ pub async fn end(
     Ok(Ended::Done(Status::NoContent))
 }
 
-/// Ends every other session of the caller after checking the password, and
-/// rotates `remember_token` (this browser keeps a fresh remember cookie if it
-/// had one).
+/// Ends every other session of the caller after checking the password, voids
+/// every other device's remember cookie (this browser keeps its own), rotates
+/// `remember_token` and drops pending second steps.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/sessions/end-others", data = "<body>")]
 pub async fn end_others(
@@ -111,7 +114,7 @@ pub async fn end_others(
         confirm_password(gh, &user, client, &from, &input, "password").await?;
         let keep = session.stored_id().unwrap_or_default();
         let ended = store::delete_others(&gh.db, user.id, &keep).await?;
-        rotate_remember(gh, jar, user.id).await?;
+        void_other_devices(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::SessionEnded {
             user_id: user.id,
             ended,

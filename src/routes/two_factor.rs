@@ -4,21 +4,24 @@
 //! `POST /auth/two-factor-challenge`).
 
 use rocket::http::CookieJar;
-use rocket::response::content::RawHtml;
+use crate::screens::Page;
 use rocket::response::Redirect;
 use rocket::{get, post, Responder, State};
 use serde_json::{json, Value};
 
 use super::account;
-use super::confirm::confirm_password;
+use super::confirm::{confirm_password, void_other_devices};
 use super::login::finish;
 use super::pending;
-use crate::auth::two_factor::RecoveryCodes;
+use crate::auth::epoch;
+use crate::auth::second_factor::{Failure, Reserved, DAY_LIMIT};
+use crate::auth::two_factor::{RecoveryCodes, TwoFactorError};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
 use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
+use crate::mail::mailbox;
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
@@ -33,7 +36,7 @@ pub enum Shown {
     /// JSON, or a 303.
     Reply(Reply),
     /// A rendered screen (200).
-    Page(RawHtml<String>),
+    Page(Page),
 }
 
 /// The recovery codes as a JSON array.
@@ -42,7 +45,10 @@ fn codes_json(codes: &RecoveryCodes) -> Value {
 }
 
 /// `POST /auth/two-factor` `{password}`: a new secret, not active until
-/// confirmed.
+/// confirmed. This answer is the only one that shows it: JSON, or the
+/// account screen rendered in place for a form post (never kept in the
+/// session, never shown again by `GET /account`).
+#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor", data = "<body>")]
 pub async fn enable(
     _origin: SameOrigin,
@@ -50,9 +56,10 @@ pub async fn enable(
     session: Session,
     from: Origin,
     client: ClientIp,
+    language: Language,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
-) -> Posted<Reply> {
+) -> Posted<Shown> {
     let answer = async {
         let input = body?;
         confirm_password(gh, &user, client, &from, &input, "password").await?;
@@ -60,15 +67,22 @@ pub async fn enable(
             .two_factor
             .enrol(user.id, &user.email)
             .await?;
-        if input.is_form() {
-            session.set_flash(json!({"message": "two_factor_pending"}));
-            return Ok(Reply::screen(Screen::Account.path()));
-        }
-        Ok(Reply::json(json!({
+        let shown = json!({
             "secret": enrolment.secret_base32(),
             "otpauth_url": enrolment.otpauth_url(),
             "qr_svg": enrolment.qr_svg(),
-        })))
+        });
+        if !input.is_form() {
+            return Ok(Shown::Reply(Reply::json(shown)));
+        }
+        let view = View {
+            flash: Some(json!({"message": "two_factor_pending"})),
+            extra: vec![("enrolment", shown)],
+            ..View::default()
+        };
+        account::render(gh, &user, &session, language, view)
+            .await
+            .map(Shown::Page)
     }
     .await;
     Posted(answer)
@@ -84,7 +98,8 @@ fn code_field(input: &Input, name: &str) -> Result<String, AuthError> {
 }
 
 /// `POST /auth/two-factor/confirm` `{code}`: turns it on and shows the
-/// recovery codes once.
+/// recovery codes once; every other device's remember cookie is void and
+/// pending sign-ins are dropped.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/confirm", data = "<body>")]
 pub async fn confirm(
@@ -93,6 +108,7 @@ pub async fn confirm(
     session: Session,
     from: Origin,
     language: Language,
+    jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
@@ -103,6 +119,9 @@ pub async fn confirm(
             .two_factor
             .confirm(user.id, &code)
             .await?;
+        // Remember cookies issued without the second factor no longer sign
+        // in alone; this browser's own is kept.
+        void_other_devices(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, &from).await;
         shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
     }
@@ -131,6 +150,7 @@ pub async fn recovery_codes(
             .two_factor
             .new_recovery_codes(user.id)
             .await?;
+        epoch::advance(&gh.db, user.id).await?;
         shown_codes(gh, &user, &session, language, &input, "recovery_codes_renewed", &codes).await
     }
     .await;
@@ -163,7 +183,9 @@ async fn shown_codes(
         .map(Shown::Page)
 }
 
-/// `POST /auth/two-factor/disable` `{password}`.
+/// `POST /auth/two-factor/disable` `{password}`: every other device's
+/// remember cookie is void and pending sign-ins are dropped.
+#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/disable", data = "<body>")]
 pub async fn disable(
     _origin: SameOrigin,
@@ -171,6 +193,7 @@ pub async fn disable(
     session: Session,
     from: Origin,
     client: ClientIp,
+    jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
@@ -180,6 +203,7 @@ pub async fn disable(
         gh.two_factor
             .disable(user.id)
             .await?;
+        void_other_devices(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, &from).await;
         let body = json!({"message": "two_factor_disabled"});
         if input.is_form() {
@@ -195,13 +219,13 @@ pub async fn disable(
 /// `GET /login/two-factor`: the code screen of a pending sign-in; without
 /// one, back to `/login`.
 #[get("/login/two-factor")]
-pub fn screen(
+pub async fn screen(
     _guest: Guest,
     session: Session,
     language: Language,
     gh: &State<GatehouseState>,
-) -> Result<Result<RawHtml<String>, Redirect>, AuthError> {
-    if pending::of(&session).is_none() {
+) -> Result<Result<Page, Redirect>, AuthError> {
+    if pending::current(&gh.db, &session).await?.is_none() {
         return Ok(Err(Redirect::to(Screen::Login.path())));
     }
     let view = View {
@@ -215,58 +239,73 @@ pub fn screen(
 
 /// `POST /auth/two-factor-challenge` `{code}` or `{recovery_code}`:
 /// completes a pending sign-in exactly as a sign-in without a second factor
-/// ends. Wrong codes count per user; at the limit the pending sign-in is
-/// dropped (429).
+/// ends. A code is checked only after it reserved a slot of the user's
+/// limit; once the window is spent (or the day's failures locked the second
+/// step) the pending sign-in is dropped (429).
+#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor-challenge", data = "<body>")]
 pub async fn challenge(
     _origin: SameOrigin,
     _guest: Guest,
     session: Session,
     from: Origin,
+    language: Language,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
     let answer = async {
         let input = body?;
-        let Some(pending) = pending::of(&session) else {
+        let Some(pending) = pending::current(&gh.db, &session).await? else {
             if input.is_form() {
                 session.set_flash(json!({"message": "unauthenticated"}));
                 return Ok(Reply::screen(Screen::Login.path()));
             }
             return Err(AuthError::Unauthenticated);
         };
-        let throttle = &gh.throttles.two_factor;
-        let key = throttle.user_key(pending.user_id);
-        if let Some(retry_after) = throttle.exhausted(&key).await? {
-            pending::end(&session);
-            return Err(AuthError::Throttled { retry_after });
-        }
         let mut ignored = FieldErrors::new();
         let recovery = input.text("recovery_code", &mut ignored);
-        let checked = match &recovery {
-            Some(code) => gh.two_factor.use_recovery_code(pending.user_id, code).await,
-            None => {
-                let code = code_field(&input, "code")?;
-                gh.two_factor.verify_sign_in(pending.user_id, &code).await
+        let code = match &recovery {
+            Some(_) => None,
+            None => Some(code_field(&input, "code")?),
+        };
+        let check = match gh.throttles.second_factor.reserve(pending.user_id).await? {
+            Reserved::Check(check) => check,
+            Reserved::Refused { retry_after } => {
+                pending::end(&session);
+                return Err(AuthError::Throttled { retry_after });
             }
+        };
+        let checked = match (&recovery, &code) {
+            (Some(recovery), _) => gh.two_factor.use_recovery_code(pending.user_id, recovery).await,
+            (None, Some(code)) => gh.two_factor.verify_sign_in(pending.user_id, code).await,
+            (None, None) => Err(TwoFactorError::WrongCode),
         };
         if let Err(error) = checked {
             let error = AuthError::from(error);
-            if matches!(error, AuthError::TwoFactorFailed) {
-                throttle.record(&key).await?;
-                gh.events.emit(AuthEvent::TwoFactorFailed {
-                    user_id: pending.user_id,
-                }, &from).await;
-                if let Some(retry_after) = throttle.exhausted(&key).await? {
-                    pending::end(&session);
-                    return Err(AuthError::Throttled { retry_after });
+            if !matches!(error, AuthError::TwoFactorFailed) {
+                // Dropped unreported: counted as a failure.
+                return Err(error);
+            }
+            let failure = check.failed().await?;
+            gh.events
+                .emit(AuthEvent::TwoFactorFailed { user_id: pending.user_id }, &from)
+                .await;
+            let spent = match failure {
+                Failure::Counted { spent } => spent,
+                Failure::LockedOut { retry_after } => {
+                    locked_out(gh, pending.user_id, &from, language).await?;
+                    Some(retry_after)
                 }
+            };
+            if let Some(retry_after) = spent {
+                pending::end(&session);
+                return Err(AuthError::Throttled { retry_after });
             }
             return Err(error);
         }
+        check.succeeded().await?;
         pending::end(&session);
-        throttle.clear(&key).await?;
         if recovery.is_some() {
             gh.events.emit(AuthEvent::RecoveryCodeUsed {
                 user_id: pending.user_id,
@@ -279,4 +318,29 @@ pub async fn challenge(
     }
     .await;
     Posted(answer)
+}
+
+/// The day's limit of wrong codes was reached: the `lockout` event and
+/// the mail to the user, who learns that their password is known.
+async fn locked_out(
+    gh: &GatehouseState,
+    user_id: i64,
+    from: &Origin,
+    language: Language,
+) -> Result<(), AuthError> {
+    gh.events
+        .emit(AuthEvent::SecondFactorLockout { user_id }, from)
+        .await;
+    let Some(user) = users::find_by_id(&gh.db, user_id).await? else {
+        return Ok(());
+    };
+    let forgot = gh.settings.absolute(Screen::ForgotPassword.path());
+    let sent = gh
+        .composer
+        .second_factor_lockout(language, &user.name, DAY_LIMIT, &forgot)
+        .and_then(|mail| mailbox(&user.name, &user.email).map(|to| gh.mailer.send(to, mail)));
+    if let Err(e) = sent {
+        tracing::error!(error = %e, "second-factor lockout mail not sent");
+    }
+    Ok(())
 }

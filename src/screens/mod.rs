@@ -4,11 +4,13 @@
 //! one-time flash. `/gatehouse/app.js` upgrades the forms to JSON calls.
 
 mod assets;
+mod page;
 mod posted;
 mod render;
 mod screen;
 
 pub use assets::{script, stylesheet};
+pub use page::Page;
 pub use posted::Posted;
 pub use render::{Screens, View};
 pub use screen::Screen;

@@ -5,14 +5,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use rocket::response::content::RawHtml;
+
 use serde::Serialize;
 use serde_json::Value;
 use tera::{Context, Tera};
 
 use crate::error::AuthError;
 use crate::i18n::{Catalog, Language};
-use super::Screen;
+use super::{Page, Screen};
 use crate::host_routes::HostRoutes;
 
 /// The templates every screen builds on.
@@ -187,7 +187,7 @@ impl Screens {
         screen: Screen,
         language: Language,
         view: View,
-    ) -> Result<RawHtml<String>, AuthError> {
+    ) -> Result<Page, AuthError> {
         let args: Vec<(&str, &str)> = view.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let flash = view.flash.as_ref();
         let code = flash
@@ -236,7 +236,7 @@ impl Screens {
         }
         self.tera
             .render(screen.template(), &context)
-            .map(RawHtml)
+            .map(Page::new)
             .map_err(|e| AuthError::Internal(format!("screen {}: {e:?}", screen.template())))
     }
 

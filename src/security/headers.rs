@@ -1,5 +1,8 @@
 //! Security headers: a few on every response, more on screens and auth
-//! endpoints.
+//! endpoints. A screen carries its headers by what it is (`screens::Page`
+//! adds them, under whatever path it answers); the answers of the sign-in
+//! endpoints (JSON that may hold a new key or recovery codes, redirects)
+//! get them by path.
 
 use rocket::http::Header;
 use rocket::Response;
@@ -9,8 +12,9 @@ use rocket::Response;
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/// Whether `path` belongs to Gatehouse's screens or auth endpoints.
-pub fn is_screen_path(path: &str) -> bool {
+/// Whether `path` belongs to Gatehouse's sign-in endpoints, whose every
+/// answer (not only pages) is kept out of caches.
+pub fn is_auth_path(path: &str) -> bool {
     ["/login", "/logout", "/auth/", "/password/"]
         .iter()
         .any(|prefix| path == prefix.trim_end_matches('/') || path.starts_with(prefix))

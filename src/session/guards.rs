@@ -8,9 +8,10 @@
 
 use rocket::http::{Method, Status};
 use rocket::request::{FromRequest, Outcome, Request};
+use rocket::{Ignite, Rocket, Sentinel};
 use serde_json::Value;
 
-use super::{wants_html, Session, INTENDED_KEY};
+use super::{gatehouse_missing, wants_html, Session, INTENDED_KEY};
 use crate::auth::users;
 use crate::error::AuthError;
 use crate::shared::Shared;
@@ -66,6 +67,22 @@ async fn resolve<'r>(req: &'r Request<'_>) -> &'r Result<Option<AuthUser>, Looku
             .map_err(|e| LookupFailed(e.status(), e.to_string()))
     })
     .await
+}
+
+/// A host that takes this guard without attaching the Gatehouse fairing
+/// fails at launch (ignite answers `SentinelAborts`), naming the fairing,
+/// instead of treating every caller as a guest.
+impl Sentinel for AuthUser {
+    fn abort(rocket: &Rocket<Ignite>) -> bool {
+        gatehouse_missing(rocket, "AuthUser")
+    }
+}
+
+/// Launch fails without the Gatehouse fairing (see [`AuthUser`]'s).
+impl Sentinel for Guest {
+    fn abort(rocket: &Rocket<Ignite>) -> bool {
+        gatehouse_missing(rocket, "Guest")
+    }
 }
 
 #[rocket::async_trait]

@@ -11,18 +11,22 @@
 mod cookies;
 mod guards;
 mod remember;
+mod remember_store;
 pub mod store;
 
 pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
 pub use remember::{
-    end_every_session, forget as forget_remembered, remember, remember_cookie_name,
+    end_every_session, follow_session as follow_remembered, forget as forget_remembered,
+    own_selector as remembered_selector, remember, remember_cookie_name,
+    sweep as sweep_remembered, void_others as void_other_remembered,
+    void_session as void_remembered_session,
 };
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rocket::request::{FromRequest, Outcome, Request};
-use rocket::Response;
+use rocket::{Ignite, Response, Rocket, Sentinel};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -56,8 +60,11 @@ struct Payload {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Cookie value of the session as the client knows it.
+    /// Cookie value of the session: as the client knows it, or minted by
+    /// this request (`minted`).
     id: Option<String>,
+    /// `id` was made by this request: nothing is stored under it yet.
+    minted: bool,
     user_id: Option<i64>,
     payload: Payload,
     dirty: bool,
@@ -142,10 +149,16 @@ impl Session {
         self.remove(FLASH_KEY)
     }
 
-    /// Signs `user_id` in: a fresh id replaces the current one, the data stays.
+    /// Signs `user_id` in: a fresh id replaces the current one (its stored
+    /// key is [`Session::stored_id`] from now on), the data stays.
     pub fn sign_in(&self, user_id: i64) {
         let mut s = self.lock();
-        s.obsolete = s.id.take();
+        let fresh = SecretToken::generate().expose().to_owned();
+        let old = s.id.replace(fresh);
+        if !s.minted {
+            s.obsolete = old;
+        }
+        s.minted = true;
         s.user_id = Some(user_id);
         s.payload.created_at = unix_now();
         s.dirty = true;
@@ -176,7 +189,8 @@ impl Session {
                 (Op::Delete(id.into_iter().chain(obsolete).collect()), cookie)
             } else if s.dirty {
                 s.dirty = false;
-                let minted = s.id.is_none();
+                let minted = s.minted || s.id.is_none();
+                s.minted = false;
                 let id =
                     s.id.get_or_insert_with(|| SecretToken::generate().expose().to_owned())
                         .clone();
@@ -311,11 +325,39 @@ async fn load(req: &Request<'_>, gh: &Shared) -> Result<Session, DbError> {
     }
     let handle = Session(Arc::new(Mutex::new(state)));
     if handle.user_id().is_none() {
-        if let Some(user_id) = remember::recall(req, gh).await? {
-            handle.sign_in(user_id);
+        if let Some(recalled) = remember::recall(req, gh).await? {
+            handle.sign_in(recalled.user_id);
+            // The cookie now belongs to this session: ending it voids the
+            // cookie too.
+            let session_id = handle.stored_id().unwrap_or_default();
+            if !remember::follow_session(&gh.db, &recalled.selector, &session_id).await? {
+                // Voided between the check and now.
+                handle.destroy();
+            }
         }
     }
     Ok(handle)
+}
+
+/// Whether launch must stop because Gatehouse is not attached: a guard of
+/// `guard`'s type would otherwise treat every caller as a guest. Says which
+/// fairing is missing.
+pub(crate) fn gatehouse_missing(rocket: &Rocket<Ignite>, guard: &str) -> bool {
+    if rocket.state::<Shared>().is_some() {
+        return false;
+    }
+    tracing::error!(
+        "a route takes `{guard}`, but the Gatehouse fairing is not attached: \
+         attach it with `.attach(gatehouse::Gatehouse::new())`"
+    );
+    true
+}
+
+/// Launch fails without the Gatehouse fairing (see [`AuthUser`]'s).
+impl Sentinel for Session {
+    fn abort(rocket: &Rocket<Ignite>) -> bool {
+        gatehouse_missing(rocket, "Session")
+    }
 }
 
 #[rocket::async_trait]

@@ -65,10 +65,12 @@ impl TestApp {
         let format =
             time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
         let literal = moment.format(&format).expect("format a moment");
-        self.execute(
-            self.db
-                .query(&format!("UPDATE {table} SET {column} = '{literal}'")),
-        )
+        self.execute(sqlx::query(
+            &self
+                .db
+                .dialect()
+                .placeholders(&format!("UPDATE {table} SET {column} = '{literal}'")),
+        ))
         .await;
     }
 
@@ -84,7 +86,12 @@ impl TestApp {
     pub async fn count(&self, table: &str) -> i64 {
         let row = self
             .db
-            .fetch_optional(self.db.query(&format!("SELECT COUNT(*) AS n FROM {table}")))
+            .fetch_optional(sqlx::query(
+                &self
+                    .db
+                    .dialect()
+                    .placeholders(&format!("SELECT COUNT(*) AS n FROM {table}")),
+            ))
             .await
             .expect("count")
             .expect("row");
@@ -126,7 +133,7 @@ impl TestApp {
         let sql = format!("SELECT {column} AS v FROM users WHERE id = $1");
         let row = self
             .db
-            .fetch_optional(self.db.query(&sql).bind(user_id))
+            .fetch_optional(sqlx::query(&self.db.dialect().placeholders(&sql)).bind(user_id))
             .await
             .expect("select user")
             .expect("user row");

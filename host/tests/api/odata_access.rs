@@ -568,7 +568,7 @@ impl TestApp {
         let row = self
             .db
             .fetch_optional(
-                sqlx::query(dialect.placeholders(&sql)).bind(gatehouse::domain::sha256_hex(token)),
+                sqlx::query(&dialect.placeholders(&sql)).bind(gatehouse::domain::sha256_hex(token)),
             )
             .await
             .expect("read token")

@@ -352,7 +352,7 @@ async fn create_fixture(url: &str) {
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
     for sql in rows(dialect) {
-        db.execute(db.query(&sql))
+        db.execute(sqlx::query(&db.dialect().placeholders(&sql)))
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }

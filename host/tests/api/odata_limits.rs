@@ -46,7 +46,7 @@ async fn numbers_database() -> TestDb {
                 .await;
         }
     }
-    sqlx::query(db.dialect().placeholders(&fill))
+    sqlx::query(&db.dialect().placeholders(&fill))
         .execute(&mut *conn)
         .await
         .expect("fill numbers");

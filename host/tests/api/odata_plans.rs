@@ -43,7 +43,9 @@ async fn items() -> (TestDb, Db) {
             "INSERT INTO plan_items (id, name, note, category, price) VALUES {}",
             chunk.join(", ")
         );
-        db.execute(db.query(&insert)).await.expect("fill");
+        db.execute(sqlx::query(&db.dialect().placeholders(&insert)))
+            .await
+            .expect("fill");
     }
     let analyze = match db.dialect() {
         // VACUUM marks the pages all-visible, as autovacuum does for a

@@ -88,7 +88,7 @@ async fn spawn_pets() -> TestApp {
         ));
     }
     for sql in &statements {
-        db.execute(db.query(sql))
+        db.execute(sqlx::query(&db.dialect().placeholders(sql)))
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }

@@ -58,8 +58,7 @@ async fn events(app: &TestApp) -> Vec<(Event, i64)> {
         app.db.dialect().epoch_of("occurred_at")
     );
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    app.db
-        .query(&sql)
+    sqlx::query(&app.db.dialect().placeholders(&sql))
         .fetch_all(app.db.pool())
         .await
         .expect("security events")
@@ -329,11 +328,10 @@ async fn the_sweep_removes_events_older_than_security_events_days() {
             time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]");
         let literal = moment.format(&format).expect("a moment");
         app.execute(
-            app.db
-                .query(&format!(
-                    "UPDATE gatehouse_security_events SET occurred_at = '{literal}' WHERE id = $1"
-                ))
-                .bind(id),
+            sqlx::query(&app.db.dialect().placeholders(&format!(
+                "UPDATE gatehouse_security_events SET occurred_at = '{literal}' WHERE id = $1"
+            )))
+            .bind(id),
         )
         .await;
     }

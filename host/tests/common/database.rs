@@ -66,7 +66,7 @@ impl TestDb {
             Dialect::Sqlite => panic!("GATEHOUSE_TEST_DATABASE_URL names a server, not SQLite"),
         };
         admin
-            .execute(admin.query(&create))
+            .execute(sqlx::query(&admin.dialect().placeholders(&create)))
             .await
             .expect("create the test database");
         admin.pool().close().await;
@@ -124,7 +124,9 @@ impl Drop for TestDb {
             runtime.block_on(async {
                 let dropped = async {
                     let admin = Db::connect(&base).await?;
-                    admin.execute(admin.query(&drop)).await?;
+                    admin
+                        .execute(sqlx::query(&admin.dialect().placeholders(&drop)))
+                        .await?;
                     admin.pool().close().await;
                     Ok::<_, sqlx::Error>(())
                 };

@@ -219,6 +219,8 @@ pub async fn user_row(db: &Db, email: &str) -> Option<UserRow> {
 /// `SELECT COUNT(*) FROM <table>`; an error when the table does not exist.
 pub async fn count(db: &Db, table: &str) -> Result<i64, sqlx::Error> {
     let sql = format!("SELECT COUNT(*) AS n FROM {table}");
-    let row = db.fetch_optional(db.query(&sql)).await?;
+    let row = db
+        .fetch_optional(sqlx::query(&db.dialect().placeholders(&sql)))
+        .await?;
     row.expect("COUNT(*) answers one row").try_get("n")
 }

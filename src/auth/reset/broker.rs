@@ -35,7 +35,7 @@ pub async fn issue(
         0 => i64::MAX,
         quiet => unix_now() - i64::from(quiet),
     };
-    sqlx::query(d.placeholders(&stale))
+    sqlx::query(&d.placeholders(&stale))
         .bind(email.as_str().to_owned())
         .bind(cutoff)
         .execute(&mut *tx)
@@ -47,7 +47,7 @@ pub async fn issue(
         &format!("$1, $2, {}", d.now_utc()),
         "email",
     );
-    let inserted = sqlx::query(d.placeholders(&insert))
+    let inserted = sqlx::query(&d.placeholders(&insert))
         .bind(email.as_str().to_owned())
         .bind(token.digest())
         .execute(&mut *tx)
@@ -70,7 +70,7 @@ pub async fn is_live(
         d.epoch_of("created_at")
     );
     let Some(row) = db
-        .fetch_optional(sqlx::query(d.placeholders(&sql)).bind(email.as_str().to_owned()))
+        .fetch_optional(sqlx::query(&d.placeholders(&sql)).bind(email.as_str().to_owned()))
         .await?
     else {
         return Ok(false);
@@ -104,7 +104,7 @@ pub async fn sweep(db: &Db, lifetime_minutes: u32) -> Result<u64, DbError> {
         d.epoch_of("created_at")
     );
     db.execute(
-        sqlx::query(d.placeholders(&sql)).bind(unix_now() - i64::from(lifetime_minutes) * 60),
+        sqlx::query(&d.placeholders(&sql)).bind(unix_now() - i64::from(lifetime_minutes) * 60),
     )
     .await
 }

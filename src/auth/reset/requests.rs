@@ -117,9 +117,8 @@ impl ResetRequests {
             "SELECT id, email, language, attempts FROM gatehouse_reset_requests \
              WHERE run_after <= $1 ORDER BY id LIMIT {BATCH}"
         );
-        let rows = self
-            .db
-            .query(&limit)
+        let limit = self.db.dialect().placeholders(&limit);
+        let rows = sqlx::query(&limit)
             .bind(now)
             .fetch_all(self.db.pool())
             .await?;

@@ -107,8 +107,9 @@ impl Enrolment {
 pub enum Status {
     /// Off: nothing stored.
     Off,
-    /// Enrolment begun, waiting for the first code from the app.
-    Pending(Enrolment),
+    /// Enrolment begun, waiting for the first code from the app. Its key
+    /// is not read back: it was shown once, when the enrolment began.
+    Pending,
     /// On.
     On {
         /// Recovery codes not used yet.
@@ -152,15 +153,12 @@ impl TwoFactor {
     }
 
     /// Where the user stands, for the account screen: off, an enrolment
-    /// waiting for its first code (shown again), or on with how many
+    /// waiting for its first code (not its key), or on with how many
     /// recovery codes are left. One read of the user's row.
-    pub async fn status(&self, user_id: i64, email: &str) -> Result<Status, TwoFactorError> {
+    pub async fn status(&self, user_id: i64) -> Result<Status, TwoFactorError> {
         Ok(match store::state(&self.db, user_id).await? {
             State::None => Status::Off,
-            State::Pending { sealed } => {
-                let secret = self.key.open(user_id, &sealed)?;
-                Status::Pending(Enrolment::of(&secret, email)?)
-            }
+            State::Pending { .. } => Status::Pending,
             State::Active { .. } => Status::On {
                 recovery_codes_left: self.remaining_recovery_codes(user_id).await?,
             },

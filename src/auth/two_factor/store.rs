@@ -37,7 +37,7 @@ pub async fn state(db: &Db, user_id: i64) -> Result<State, DbError> {
         d.epoch_of("confirmed_at")
     );
     let Some(row) = db
-        .fetch_optional(sqlx::query(d.placeholders(&sql)).bind(user_id))
+        .fetch_optional(sqlx::query(&d.placeholders(&sql)).bind(user_id))
         .await?
     else {
         return Ok(State::None);
@@ -74,7 +74,7 @@ pub async fn begin(db: &Db, user_id: i64, sealed: &str) -> Result<bool, DbError>
     for _ in 0..2 {
         let replaced = db
             .execute(
-                sqlx::query(d.placeholders(&replace))
+                sqlx::query(&d.placeholders(&replace))
                     .bind(sealed.to_owned())
                     .bind(user_id),
             )
@@ -84,7 +84,7 @@ pub async fn begin(db: &Db, user_id: i64, sealed: &str) -> Result<bool, DbError>
         }
         let inserted = db
             .execute(
-                sqlx::query(d.placeholders(&insert))
+                sqlx::query(&d.placeholders(&insert))
                     .bind(user_id)
                     .bind(sealed.to_owned()),
             )
@@ -112,7 +112,7 @@ pub async fn confirm(
          updated_at = {now} WHERE user_id = $2 AND confirmed_at IS NULL"
     );
     let mut tx = db.pool().begin().await?;
-    let activated = sqlx::query(d.placeholders(&activate))
+    let activated = sqlx::query(&d.placeholders(&activate))
         .bind(step)
         .bind(user_id)
         .execute(&mut *tx)
@@ -140,7 +140,7 @@ pub async fn accept_step(db: &Db, user_id: i64, step: i64) -> Result<bool, DbErr
     );
     let accepted = db
         .execute(
-            sqlx::query(d.placeholders(&sql))
+            sqlx::query(&d.placeholders(&sql))
                 .bind(step)
                 .bind(user_id)
                 .bind(step),
@@ -165,7 +165,7 @@ pub async fn replace_recovery_codes(
          WHERE user_id = $1 AND confirmed_at IS NOT NULL",
         d.now_utc()
     );
-    let active = sqlx::query(d.placeholders(&touch))
+    let active = sqlx::query(&d.placeholders(&touch))
         .bind(user_id)
         .execute(&mut *tx)
         .await?
@@ -187,7 +187,7 @@ async fn write_recovery_codes(
     code_hashes: &[String],
 ) -> Result<(), DbError> {
     let d = db.dialect();
-    sqlx::query(d.placeholders(
+    sqlx::query(&d.placeholders(
         "DELETE FROM gatehouse_recovery_codes WHERE user_id = $1",
     ))
     .bind(user_id)
@@ -195,7 +195,7 @@ async fn write_recovery_codes(
     .await?;
     let insert = "INSERT INTO gatehouse_recovery_codes (user_id, code_hash) VALUES ($1, $2)";
     for hash in code_hashes {
-        sqlx::query(d.placeholders(insert))
+        sqlx::query(&d.placeholders(insert))
             .bind(user_id)
             .bind(hash.clone())
             .execute(&mut **tx)
@@ -217,7 +217,7 @@ pub async fn use_recovery_code(db: &Db, user_id: i64, code_hash: &str) -> Result
     // then both are spent, which errs on the safe side.
     let used = db
         .execute(
-            sqlx::query(d.placeholders(&sql))
+            sqlx::query(&d.placeholders(&sql))
                 .bind(user_id)
                 .bind(code_hash.to_owned()),
         )
@@ -250,14 +250,14 @@ pub async fn disable(db: &Db, user_id: i64) -> Result<bool, DbError> {
     let mut tx = db.pool().begin().await?;
     // The user's row first, as every other transaction here takes it: two of
     // them on one user wait for each other instead of deadlocking.
-    let deleted = sqlx::query(d.placeholders(
+    let deleted = sqlx::query(&d.placeholders(
         "DELETE FROM gatehouse_two_factor WHERE user_id = $1",
     ))
     .bind(user_id)
     .execute(&mut *tx)
     .await?
     .rows_affected();
-    sqlx::query(d.placeholders(
+    sqlx::query(&d.placeholders(
         "DELETE FROM gatehouse_recovery_codes WHERE user_id = $1",
     ))
     .bind(user_id)

@@ -63,7 +63,7 @@ impl TestDb {
                     Dialect::Sqlite => panic!("GATEHOUSE_TEST_DATABASE_URL names a server"),
                 };
                 admin
-                    .execute(admin.query(&create))
+                    .execute(sqlx::query(&admin.dialect().placeholders(&create)))
                     .await
                     .expect("create the test database");
                 admin.pool().close().await;
@@ -92,7 +92,7 @@ impl TestDb {
         let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE user_id = $1");
         let row = self
             .db
-            .fetch_optional(self.db.query(&sql).bind(user_id))
+            .fetch_optional(sqlx::query(&self.db.dialect().placeholders(&sql)).bind(user_id))
             .await
             .expect("count rows")
             .expect("a count");
@@ -109,7 +109,7 @@ impl TestDb {
             Place::Server { base, drop } => {
                 let admin = Db::open(&base).await.expect("reopen the server");
                 admin
-                    .execute(admin.query(&drop))
+                    .execute(sqlx::query(&admin.dialect().placeholders(&drop)))
                     .await
                     .expect("drop the test database");
                 admin.pool().close().await;

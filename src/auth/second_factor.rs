@@ -1,0 +1,130 @@
+//! How many second-factor codes (TOTP or recovery) a user may have checked.
+//!
+//! A code is checked only after it has reserved a slot of the user's window
+//! counter ([`Throttle::begin`]: one statement that takes a slot only while
+//! failures and checks in progress are below the limit), so however many
+//! requests arrive at once, through however many pending sign-ins and
+//! instances, at most `auth.throttle_attempts` codes are checked per window.
+//! Failures also count for a day: the one that makes
+//! [`DAY_LIMIT`] within 24 hours locks the second step for
+//! [`LOCK_SECONDS`], and is reported once ([`Failure::LockedOut`]).
+
+use super::throttle::{Attempt, Begun, Check, Throttle};
+use crate::db::{Db, DbError};
+
+/// Failed codes within [`DAY_SECONDS`] that lock the second step.
+pub const DAY_LIMIT: u32 = 20;
+/// How long failures count toward [`DAY_LIMIT`].
+pub const DAY_SECONDS: u32 = 24 * 3600;
+/// How long a locked second step checks no code.
+pub const LOCK_SECONDS: u32 = 3600;
+
+/// The second-factor counters of every user.
+#[derive(Clone, Debug)]
+pub struct SecondFactorLimit {
+    /// Codes per throttle window, reserved before they are checked.
+    window: Throttle,
+    /// Failures per day; refuses the one past [`DAY_LIMIT`] − 1.
+    day: Throttle,
+    /// One hit while the second step is locked.
+    lock: Throttle,
+}
+
+/// The answer of [`SecondFactorLimit::reserve`].
+pub enum Reserved {
+    /// The code may be checked; report how it went.
+    Check(SecondFactorCheck),
+    /// No code of this user is checked now.
+    Refused {
+        /// Seconds until codes are checked again.
+        retry_after: u64,
+    },
+}
+
+/// A reserved check of one code. Dropped unreported, it counts as a failure
+/// of the window (as [`Check`] does).
+pub struct SecondFactorCheck {
+    check: Check,
+    limit: SecondFactorLimit,
+    user_id: i64,
+}
+
+/// What a counted failure did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Counted; `spent` is the seconds until the window ends when no further
+    /// code will be checked in it.
+    Counted {
+        /// Seconds until the window ends, when it is spent.
+        spent: Option<u64>,
+    },
+    /// This failure was the [`DAY_LIMIT`]th of the day: the second step is
+    /// locked now. Reported to exactly one failure.
+    LockedOut {
+        /// Seconds until codes are checked again.
+        retry_after: u64,
+    },
+}
+
+impl SecondFactorLimit {
+    /// `attempts` codes per `window_seconds` for each user, on `db`.
+    pub fn new(db: &Db, attempts: u32, window_seconds: u32) -> Self {
+        Self {
+            window: Throttle::new(db.clone(), "two-factor", attempts.max(1), window_seconds),
+            day: Throttle::new(db.clone(), "two-factor-day", DAY_LIMIT - 1, DAY_SECONDS),
+            lock: Throttle::new(db.clone(), "two-factor-lock", 1, LOCK_SECONDS),
+        }
+    }
+
+    /// Reserves the check of one code of `user_id`, before the code is
+    /// looked at.
+    pub async fn reserve(&self, user_id: i64) -> Result<Reserved, DbError> {
+        if let Some(retry_after) = self.locked(user_id).await? {
+            return Ok(Reserved::Refused { retry_after });
+        }
+        Ok(match self.window.begin(&self.window.user_key(user_id)).await? {
+            Begun::Check(check) => Reserved::Check(SecondFactorCheck {
+                check,
+                limit: self.clone(),
+                user_id,
+            }),
+            Begun::Refused { retry_after, .. } => Reserved::Refused { retry_after },
+        })
+    }
+
+    /// Seconds until the second step of `user_id` opens again, while it is
+    /// locked.
+    async fn locked(&self, user_id: i64) -> Result<Option<u64>, DbError> {
+        self.lock.exhausted(&self.lock.user_key(user_id)).await
+    }
+}
+
+impl SecondFactorCheck {
+    /// The code was wrong: counted in the window and in the day.
+    pub async fn failed(self) -> Result<Failure, DbError> {
+        let Self {
+            check,
+            limit,
+            user_id,
+        } = self;
+        check.failed().await?;
+        let day_key = limit.day.user_key(user_id);
+        if let Attempt::Refused { first: true, .. } = limit.day.hit(&day_key).await? {
+            limit.lock.record(&limit.lock.user_key(user_id)).await?;
+            limit.day.clear(&day_key).await?;
+            let retry_after = limit.locked(user_id).await?.unwrap_or(u64::from(LOCK_SECONDS));
+            return Ok(Failure::LockedOut { retry_after });
+        }
+        let spent = match limit.locked(user_id).await? {
+            Some(retry_after) => Some(retry_after),
+            None => limit.window.exhausted(&limit.window.user_key(user_id)).await?,
+        };
+        Ok(Failure::Counted { spent })
+    }
+
+    /// The code was right: the window's counter is cleared (the day's is
+    /// not: a right code now and then does not buy more guesses).
+    pub async fn succeeded(self) -> Result<(), DbError> {
+        self.check.succeeded().await
+    }
+}
