@@ -234,3 +234,42 @@ async fn host_with_both_routes_names_their_paths() {
     assert_eq!(found.dashboard, "/app/dashboard");
     assert_eq!(found.terms, None);
 }
+
+#[get("/whoami")]
+fn whoami(user: Option<AuthUser>) -> String {
+    user.map(|u| u.email).unwrap_or_default()
+}
+
+#[get("/welcome")]
+fn welcome(_guest: gatehouse::Guest, _session: gatehouse::Session) -> &'static str {
+    "welcome"
+}
+
+#[rocket::async_test]
+async fn a_host_that_uses_the_guards_without_attaching_gatehouse_fails_at_launch() {
+    for (name, rocket) in [
+        (
+            "AuthUser",
+            rocket::custom(figment("sqlite::memory:")).mount("/", routes![home, dashboard]),
+        ),
+        (
+            "Option<AuthUser>",
+            rocket::custom(figment("sqlite::memory:")).mount("/", routes![whoami]),
+        ),
+        (
+            "Guest, Session",
+            rocket::custom(figment("sqlite::memory:")).mount("/", routes![welcome]),
+        ),
+    ] {
+        let error = rocket.ignite().await.expect_err(name);
+        assert!(
+            matches!(error.kind(), ErrorKind::SentinelAborts(aborted) if !aborted.is_empty()),
+            "{name}: {error:?}"
+        );
+    }
+    // Attached, the same routes launch.
+    let attached = rocket::custom(figment("sqlite::memory:"))
+        .mount("/", routes![home, dashboard, whoami, welcome])
+        .attach(Gatehouse::new());
+    assert!(attached.ignite().await.is_ok());
+}

@@ -34,6 +34,7 @@ mod reset;
 mod reset_durability;
 mod reset_mail;
 mod screens;
+mod second_step;
 mod security_events;
 mod sessions;
 mod sign_in_capacity;

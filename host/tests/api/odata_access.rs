@@ -611,3 +611,34 @@ async fn an_expired_token_is_401() {
         .await
         .assert_error(Status::Unauthorized, None);
 }
+
+#[rocket::async_test]
+async fn a_token_reads_only_as_the_user_model_and_with_a_reading_ability() {
+    let w = world().await;
+    let app = &w.app;
+    let token = app.token_for(w.alice).await;
+    app.odata_as(&token, "Users", &[]).await.ok();
+    let set = |column: &'static str, value: Option<&'static str>| async move {
+        let sql = match column {
+            "tokenable_type" => "UPDATE personal_access_tokens SET tokenable_type = $1",
+            _ => "UPDATE personal_access_tokens SET abilities = $1",
+        };
+        app.execute(app.db.query(sql).bind(value)).await;
+    };
+    // Another model's Sanctum token with the same id (a database shared
+    // with Laravel): not this user.
+    set("tokenable_type", Some("App\\Models\\Team")).await;
+    app.odata_as(&token, "Users", &[])
+        .await
+        .assert_error(Status::Unauthorized, None);
+    set("tokenable_type", Some("App\\Models\\User")).await;
+    app.odata_as(&token, "Users", &[]).await.ok();
+    for refused in [Some("[\"reports:write\"]"), Some("[]"), None] {
+        set("abilities", refused).await;
+        app.odata_as(&token, "Users", &[])
+            .await
+            .assert_error(Status::Unauthorized, None);
+    }
+    set("abilities", Some("[\"reports:write\",\"odata:read\"]")).await;
+    app.odata_as(&token, "Users", &[]).await.ok();
+}
