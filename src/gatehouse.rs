@@ -113,13 +113,12 @@ impl Gatehouse {
     /// and manages itself.
     async fn database(
         rocket: Rocket<Build>,
-        settings: &Settings,
     ) -> Result<(Rocket<Build>, Db), (Rocket<Build>, String)> {
         if let Some(db) = rocket.state::<Db>() {
             let db = db.clone();
             return Ok((rocket, db));
         }
-        match Db::open(&settings.database_url).await {
+        match Db::open_configured(rocket.figment()).await {
             Ok(db) => Ok((rocket.manage(db.clone()), db)),
             Err(e) => Err((
                 rocket,
@@ -218,7 +217,7 @@ impl Fairing for Gatehouse {
     async fn on_ignite(&self, rocket: Rocket<Build>) -> fairing::Result {
         let built = match Settings::from_figment(rocket.figment()) {
             Err(e) => Err((rocket, e.to_string())),
-            Ok(settings) => match Self::database(rocket, &settings).await {
+            Ok(settings) => match Self::database(rocket).await {
                 Err(failed) => Err(failed),
                 Ok((rocket, db)) => match self.build_state(&rocket, settings, &db).await {
                     Ok(built) => Ok((rocket, built)),

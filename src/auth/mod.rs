@@ -10,4 +10,4 @@ pub mod two_factor;
 pub mod users;
 
 pub use password::PasswordHasher;
-pub use throttle::{budget_subject, Attempt, Begun, Throttle, Throttles};
+pub use throttle::{Attempt, Begun, Throttle, Throttles};

@@ -1,10 +1,12 @@
 //! How many second-factor codes (TOTP or recovery) a user may have checked.
 //!
 //! A code is checked only after it has reserved a slot of the user's window
-//! counter ([`Throttle::begin`]: one statement that takes a slot only while
-//! failures and checks in progress are below the limit), so however many
-//! requests arrive at once, through however many pending sign-ins and
+//! counter ([`Throttle::try_begin`]: one statement that takes a slot only
+//! while failures and checks in progress are below the limit), so however
+//! many requests arrive at once, through however many pending sign-ins and
 //! instances, at most `auth.throttle_attempts` codes are checked per window.
+//! A code that finds no free slot is refused at once, unchecked, rather
+//! than waiting for the checks in progress.
 //! Failures also count for a day: the one that makes
 //! [`DAY_LIMIT`] within 24 hours locks the second step for
 //! [`LOCK_SECONDS`], and is reported once ([`Failure::LockedOut`]).
@@ -33,7 +35,7 @@ pub struct SecondFactorLimit {
 /// The answer of [`SecondFactorLimit::reserve`].
 pub enum Reserved {
     /// The code may be checked; report how it went.
-    Check(SecondFactorCheck),
+    Check(Box<SecondFactorCheck>),
     /// No code of this user is checked now.
     Refused {
         /// Seconds until codes are checked again.
@@ -82,12 +84,12 @@ impl SecondFactorLimit {
         if let Some(retry_after) = self.locked(user_id).await? {
             return Ok(Reserved::Refused { retry_after });
         }
-        Ok(match self.window.begin(&self.window.user_key(user_id)).await? {
-            Begun::Check(check) => Reserved::Check(SecondFactorCheck {
+        Ok(match self.window.try_begin(&self.window.user_key(user_id)).await? {
+            Begun::Check(check) => Reserved::Check(Box::new(SecondFactorCheck {
                 check,
                 limit: self.clone(),
                 user_id,
-            }),
+            })),
             Begun::Refused { retry_after, .. } => Reserved::Refused { retry_after },
         })
     }
@@ -101,12 +103,12 @@ impl SecondFactorLimit {
 
 impl SecondFactorCheck {
     /// The code was wrong: counted in the window and in the day.
-    pub async fn failed(self) -> Result<Failure, DbError> {
+    pub async fn failed(self: Box<Self>) -> Result<Failure, DbError> {
         let Self {
             check,
             limit,
             user_id,
-        } = self;
+        } = *self;
         check.failed().await?;
         let day_key = limit.day.user_key(user_id);
         if let Attempt::Refused { first: true, .. } = limit.day.hit(&day_key).await? {
@@ -124,7 +126,7 @@ impl SecondFactorCheck {
 
     /// The code was right: the window's counter is cleared (the day's is
     /// not: a right code now and then does not buy more guesses).
-    pub async fn succeeded(self) -> Result<(), DbError> {
+    pub async fn succeeded(self: Box<Self>) -> Result<(), DbError> {
         self.check.succeeded().await
     }
 }

@@ -191,6 +191,17 @@ impl Throttle {
     /// Takes a slot for a check of `key`, waiting while checks in progress
     /// hold the last ones.
     pub async fn begin(&self, key: &str) -> Result<Begun, DbError> {
+        self.take_slot(key, MAX_WAIT).await
+    }
+
+    /// Takes a slot for a check of `key` if one is free now; refused at once
+    /// while failures and checks in progress fill the limit (nothing waits,
+    /// so a flood of attempts costs the database one statement each).
+    pub async fn try_begin(&self, key: &str) -> Result<Begun, DbError> {
+        self.take_slot(key, Duration::ZERO).await
+    }
+
+    async fn take_slot(&self, key: &str, max_wait: Duration) -> Result<Begun, DbError> {
         let waited = Instant::now();
         loop {
             let now = unix_now();
@@ -214,7 +225,7 @@ impl Throttle {
             }
             let (hits, pending, expires_at) = self.read(key).await?;
             let spent = hits >= i64::from(self.limit) && pending == 0;
-            if !spent && waited.elapsed() < MAX_WAIT {
+            if !spent && waited.elapsed() < max_wait {
                 // Checks in progress may yet free their slots; a counter
                 // cleared or ended meanwhile has room again.
                 if pending > 0 {

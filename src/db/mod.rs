@@ -227,8 +227,16 @@ impl Db {
         Self::open(url).await?.with_reads(limits)
     }
 
-    /// The shared pool alone, with Gatehouse's sizes: what Gatehouse manages
-    /// when the host attached no `Db`.
+    /// The shared pool alone, what Gatehouse manages when the host attached
+    /// no `Db`: sized by `databases.main`'s `max_connections` and
+    /// `connect_timeout` where `figment` sets them (rocket_db_pools' names),
+    /// else by Gatehouse's sizes ([`PoolSize::default_for`]).
+    pub(crate) async fn open_configured(figment: &rocket::figment::Figment) -> Result<Self, DbError> {
+        let main = figment.focus("databases.main");
+        Ok(Self(<DbPool as rocket_db_pools::Pool>::init(&main).await?))
+    }
+
+    /// The shared pool alone, with Gatehouse's sizes.
     pub(crate) async fn open(url: &str) -> Result<Self, DbError> {
         let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
         Ok(Self(DbPool::open(url, PoolSize::default_for(dialect)).await?))

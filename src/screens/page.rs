@@ -18,11 +18,6 @@ impl Page {
     pub(super) fn new(html: String) -> Self {
         Self(html)
     }
-
-    /// The HTML.
-    pub fn html(&self) -> &str {
-        &self.0
-    }
 }
 
 impl<'r> Responder<'r, 'static> for Page {

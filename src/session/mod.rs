@@ -18,7 +18,7 @@ pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
 pub use remember::{
     end_every_session, follow_session as follow_remembered, forget as forget_remembered,
-    own_selector as remembered_selector, remember, remember_cookie_name,
+    own_selector as remembered_selector, remember,
     sweep as sweep_remembered, void_others as void_other_remembered,
     void_session as void_remembered_session,
 };
