@@ -1,6 +1,8 @@
 -- wrk script for bench/soak.sh. SOAK_MODE selects the traffic:
---   mixed  screens, failed and successful sign-ins, sign-outs, forgot-password
---          and OData reads with a bearer token, each request from a random
+--   mixed  screens, failed and successful sign-ins, sign-outs, forgot-password,
+--          OData reads with a bearer token, and two-factor users' sign-ins
+--          followed by wrong codes (SOAK_TF_USERS accounts tf-N), each
+--          request from a random
 --          client address (X-Forwarded-For, the instances trust 127.0.0.1),
 --          so no throttle counts more than a few of them;
 --   flood  sign-ins for unknown addresses, all from one client address
@@ -12,6 +14,7 @@ local token = os.getenv("SOAK_TOKEN") or ""
 local users = tonumber(os.getenv("SOAK_USERS") or "50")
 local password = os.getenv("SOAK_PASSWORD") or ""
 local flood_ip = os.getenv("SOAK_FLOOD_IP") or "198.51.100.1"
+local tf_users = tonumber(os.getenv("SOAK_TF_USERS") or "0")
 
 local threads = {}
 local next_id = 0
@@ -25,10 +28,13 @@ end
 -- Per-thread counters (globals, read back by done()).
 s2, s3, s4, s429, s422, s401, busy, s5, other, other2xx = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 login_ok, login_fail, logouts, forgot_ok, odata_ok, screens = 0, 0, 0, 0, 0, 0
+tf_pending, tf_failed = 0, 0
 samples = ""
 nsamples = 0
 first429, firstbusy = 0, 0
 local cookies = {}
+-- Sessions holding a two-factor user's pending sign-in.
+local pending = {}
 local json_headers, form_headers
 
 function init(args)
@@ -80,6 +86,21 @@ local function mixed_request()
       email = string.format("nobody-%d-%d@example.org", id, math.random(1, 1000000000))
     end
     return json_post("/auth/forgot-password", string.format('{"email":"%s"}', email), ip)
+  elseif r <= 78 then
+    return wrk.format("GET", "/odata/Users", {["Authorization"] = "Bearer " .. token, ["X-Forwarded-For"] = ip})
+  elseif r <= 85 and tf_users > 0 then
+    -- a two-factor user's password, then (on a later request) a wrong code
+    -- through that pending sign-in
+    local n = #pending
+    if n > 0 and math.random(1, 2) == 1 then
+      local cookie = table.remove(pending, n)
+      return wrk.format("POST", "/auth/two-factor-challenge", {
+        ["Content-Type"] = "application/json", ["Accept"] = "application/json",
+        ["Cookie"] = cookie, ["X-Forwarded-For"] = ip,
+      }, string.format('{"code":"%06d"}', math.random(0, 999999)))
+    end
+    return json_post("/auth/login",
+      string.format('{"email":"tf-%d@example.org","password":"%s"}', math.random(1, tf_users), password), ip)
   elseif r <= 85 then
     return wrk.format("GET", "/odata/Users", {["Authorization"] = "Bearer " .. token, ["X-Forwarded-For"] = ip})
   else
@@ -120,6 +141,15 @@ function response(status, headers, body)
           table.insert(cookies, cookie)
         end
       end
+    elseif string.find(body, '"message":"two_factor_required"', 1, true) then
+      tf_pending = tf_pending + 1
+      local set = headers["Set-Cookie"] or headers["set-cookie"]
+      if set then
+        local cookie = string.match(set, "(gatehouse_session=[^;]+)")
+        if cookie and #pending < 1000 then
+          table.insert(pending, cookie)
+        end
+      end
     elseif string.find(body, '"message":"reset_link_sent"', 1, true) then
       forgot_ok = forgot_ok + 1
     elseif string.find(body, '"@odata.context"', 1, true) then
@@ -142,6 +172,8 @@ function response(status, headers, body)
       s422 = s422 + 1
       if string.find(body, "credentials_do_not_match", 1, true) then
         login_fail = login_fail + 1
+      elseif string.find(body, "two_factor_failed", 1, true) then
+        tf_failed = tf_failed + 1
       end
     elseif status == 401 then
       s401 = s401 + 1
@@ -163,7 +195,7 @@ end
 
 function done(summary, latency, requests)
   local keys = {"s2", "s3", "s4", "s429", "s422", "s401", "busy", "s5", "other", "other2xx",
-    "login_ok", "login_fail", "logouts", "forgot_ok", "odata_ok", "screens"}
+    "login_ok", "login_fail", "logouts", "forgot_ok", "odata_ok", "screens", "tf_pending", "tf_failed"}
   local total = {}
   for _, k in ipairs(keys) do total[k] = 0 end
   local all_samples = ""

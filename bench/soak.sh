@@ -4,7 +4,10 @@
 # PASS/FAIL lines with figures that can be pasted into BENCHMARKS.md:
 #   mixed    64 connections of mixed traffic for DURATION seconds: screens,
 #            failed and successful sign-ins, sign-outs, forgot-password, OData
-#            with a bearer token, over both instances. No 5xx but 503 busy.
+#            with a bearer token, two-factor users' sign-ins followed by wrong
+#            codes, over both instances; meanwhile other two-factor users sign
+#            in with the right code (bench/soak_probe.py tf-probe). No 5xx but
+#            503 busy, and every right-code two-factor sign-in succeeds.
 #   flood    300 connections of sign-ins for unknown addresses from one client
 #            address for FLOOD_SECONDS; meanwhile a user at another address
 #            signs in (>= 10 tries): every try 200 in under a second.
@@ -43,6 +46,8 @@ BIN="${GATEHOUSE_BIN:-${CARGO_TARGET_DIR:-target}/release/gatehouse}"
 OUT="${OUT:-bench/out/soak-$(date +%Y%m%d-%H%M%S)}"
 PASSWORD="correct horse battery staple"
 USERS=50
+TF_USERS=20     # two-factor users the load sends wrong codes for
+TF_OK_USERS=4   # two-factor users the probe signs in with the right code
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
 command -v psql >/dev/null || { echo "psql is required" >&2; exit 1; }
 if [ ! -x "$BIN" ]; then
@@ -180,6 +185,8 @@ FROM (
   SELECT 'Soak ' || i AS n, 'soak-' || i || '@example.org' AS e FROM generate_series(2, $USERS) i
   UNION ALL SELECT 'Kill session ' || i, 'ks-' || i || '@example.org' FROM generate_series(1, 20) i
   UNION ALL SELECT 'Kill forgot ' || i, 'kf-' || i || '@example.org' FROM generate_series(1, 400) i
+  UNION ALL SELECT 'Two-factor ' || i, 'tf-' || i || '@example.org' FROM generate_series(1, $TF_USERS) i
+  UNION ALL SELECT 'Two-factor ok ' || i, 'tfok-' || i || '@example.org' FROM generate_series(1, $TF_OK_USERS) i
   UNION ALL VALUES ('Password HTTP', 'kp-http@example.org'), ('Password CLI', 'kp-cli@example.org'),
     ('Flood user', 'flood-user@example.org'), ('PG user', 'pg-user@example.org'),
     ('OData', 'odata@example.org')
@@ -192,6 +199,12 @@ start_instance b "$PORT_B"
 echo "   instances: a $URL_A (pid $PIDS_A), b $URL_B (pid $PIDS_B)"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL_B/odata/Users")" = 200 ] \
   || { echo "the bearer token does not read /odata/Users" >&2; exit 1; }
+tf_emails() { seq 1 "$2" | sed "s/.*/$1-&@example.org/" | paste -sd,; }
+"${PROBE[@]}" tf-enrol --url "$URL_A" --password "$PASSWORD" --out "$OUT/tf-attacked.json" \
+  --emails "$(tf_emails tf "$TF_USERS")" >>"$OUT/setup.log"
+"${PROBE[@]}" tf-enrol --url "$URL_B" --password "$PASSWORD" --out "$OUT/tf-ok.json" \
+  --emails "$(tf_emails tfok "$TF_OK_USERS")" >>"$OUT/setup.log"
+echo "   two-factor on for $TF_USERS users under wrong codes and $TF_OK_USERS signing in with the right one"
 VERDICT=0
 verdict() { # PASS|FAIL line
   say "$1 $2"
@@ -213,7 +226,11 @@ get() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 if [[ " $PARTS " == *" mixed "* ]]; then
   echo "== mixed: 64 connections (32 per instance) for ${DURATION}s"
   mark=$(log_mark)
-  export SOAK_MODE=mixed SOAK_TOKEN="$TOKEN" SOAK_USERS="$USERS" SOAK_PASSWORD="$PASSWORD"
+  export SOAK_MODE=mixed SOAK_TOKEN="$TOKEN" SOAK_USERS="$USERS" SOAK_PASSWORD="$PASSWORD" SOAK_TF_USERS="$TF_USERS"
+  rm -f "$OUT/tf-stop"
+  "${PROBE[@]}" tf-probe --urls "$URL_A,$URL_B" --secrets "$OUT/tf-ok.json" --password "$PASSWORD" \
+    --stop "$OUT/tf-stop" >"$OUT/tf-probe.txt" 2>&1 &
+  wp=$!; BG+=("$wp")
   wrk -t1 -c32 -d"${DURATION}s" --timeout 10s -s bench/soak.lua "$URL_A" >"$OUT/mixed-a.txt" 2>&1 &
   wa=$!; BG+=("$wa")
   wrk -t1 -c32 -d"${DURATION}s" --timeout 10s -s bench/soak.lua "$URL_B" >"$OUT/mixed-b.txt" 2>&1 &
@@ -225,6 +242,8 @@ if [[ " $PARTS " == *" mixed "* ]]; then
     r=$(rss_kb "$PIDS_B"); if [ "$r" -gt "$peak_b" ]; then peak_b=$r; fi
   done
   wait "$wa" "$wb" || true
+  touch "$OUT/tf-stop"
+  wait "$wp" || true
   t=$(sum_soak "$OUT/mixed-a.txt" "$OUT/mixed-b.txt")
   req=$(get requests "$t"); dur=$(awk -v d="$(grep -h '^SOAK' "$OUT/mixed-a.txt" | sed 's/.*duration_us=\([0-9]*\).*/\1/')" 'BEGIN {print d / 1e6}')
   rps=$(awk -v r="$req" -v d="$dur" 'BEGIN {printf "%.1f", r / d}')
@@ -232,7 +251,9 @@ if [[ " $PARTS " == *" mixed "* ]]; then
   errs=$(( $(get err_connect "$t") + $(get err_read "$t") + $(get err_write "$t") + $(get err_timeout "$t") ))
   say "mixed: $req requests in ${dur}s over 64 connections, $rps req/s (a $(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$OUT/mixed-a.txt"), b $(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$OUT/mixed-b.txt"))"
   say "mixed: 2xx $c2, 3xx $c3, 4xx $c4 (422 $(get s422 "$t"), 401 $(get s401 "$t")), 429 $c429, 503 busy $busy, other 5xx $c5, other $(get other "$t"), socket errors $errs (timeouts $(get err_timeout "$t"))"
-  say "mixed: by kind: screens $(get screens "$t"), sign-ins ok $(get login_ok "$t"), failed sign-ins $(get login_fail "$t"), sign-outs $(get logouts "$t"), forgot-password $(get forgot_ok "$t"), OData pages $(get odata_ok "$t"), other 2xx $(get other2xx "$t")"
+  say "mixed: by kind: screens $(get screens "$t"), sign-ins ok $(get login_ok "$t"), failed sign-ins $(get login_fail "$t"), sign-outs $(get logouts "$t"), forgot-password $(get forgot_ok "$t"), OData pages $(get odata_ok "$t"), two-factor pending $(get tf_pending "$t"), wrong codes counted $(get tf_failed "$t"), other 2xx $(get other2xx "$t")"
+  tfp=$(grep -h '^TFPROBE' "$OUT/tf-probe.txt" || echo "TFPROBE sign_ins=0 ok=0")
+  say "mixed: right-code two-factor sign-ins meanwhile: ${tfp#TFPROBE }"
   say "mixed: latency p50 $(grep -h '^SOAK' "$OUT"/mixed-[ab].txt | sed 's/.*p50_ms=\([0-9.]*\).*/\1/' | paste -sd/) ms, p99 $(grep -h '^SOAK' "$OUT"/mixed-[ab].txt | sed 's/.*p99_ms=\([0-9.]*\).*/\1/' | paste -sd/) ms (a/b); server RSS peak a $((peak_a / 1024)) MB, b $((peak_b / 1024)) MB"
   grep -h '^SAMPLES' "$OUT"/mixed-[ab].txt | sed 's/^/mixed: samples of unexpected answers:/' | tee -a "$RESULTS" || true
   log_since "$mark" mixed | tee -a "$RESULTS"
@@ -240,6 +261,12 @@ if [[ " $PARTS " == *" mixed "* ]]; then
     verdict PASS "mixed: no 5xx but $busy × 503 busy in $req requests"
   else
     verdict FAIL "mixed: $c5 5xx other than 503 busy in $req requests"
+  fi
+  tf_n=$(get sign_ins "$tfp"); tf_ok=$(get ok "$tfp")
+  if [ "${tf_n:-0}" -gt 0 ] && [ "$tf_n" = "$tf_ok" ]; then
+    verdict PASS "mixed: $tf_ok of $tf_n right-code two-factor sign-ins succeeded"
+  else
+    verdict FAIL "mixed: $tf_ok of $tf_n right-code two-factor sign-ins succeeded"
   fi
   [ "$errs" = 0 ] || say "mixed: NOTE $errs socket errors (see $OUT/mixed-[ab].txt)"
 fi

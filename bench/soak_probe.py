@@ -14,12 +14,21 @@
                instance until a stop file appears; one line per request
   pg-analyze   reads the pg-probe lines against the times PostgreSQL stopped
                and came back
+  tf-enrol     turns two-factor sign-in on for users (password, then a first
+               TOTP code); writes their secrets to a JSON file
+  tf-probe     two-factor sign-ins with the right code (password, then the
+               code of a step not used yet) of enrolled users, spread over the
+               instances, until a stop file appears; one summary line
 
 Every request carries X-Forwarded-For (the instances trust 127.0.0.1), so
 the probes count against their own client addresses, not the load's.
 """
 
 import argparse
+import base64
+import hashlib
+import hmac
+import struct
 import http.client
 import json
 import os
@@ -80,6 +89,80 @@ def pct(values, p):
         return float("nan")
     k = max(0, min(len(values) - 1, int(round(p / 100.0 * (len(values) - 1)))))
     return values[k]
+
+
+def totp(secret, step):
+    """RFC 6238 with HMAC-SHA-1, 6 digits, for the 30-second step `step`."""
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    digest = hmac.new(key, struct.pack(">Q", step), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    value = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
+    return "%06d" % (value % 1000000)
+
+
+# ---------------------------------------------------------------- two-factor
+def cmd_tf_enrol(a):
+    secrets = {}
+    for email in a.emails.split(","):
+        ip = rand_ip("10.210")
+        status, msg, body = sign_in(a.url, email, a.password, ip=ip)
+        cookie = session_cookie(msg)
+        if status != 200 or not cookie:
+            sys.exit("tf-enrol: sign-in of %s answered %s %s" % (email, status, body[:200]))
+        headers = {"Cookie": cookie, "X-Forwarded-For": ip}
+        status, _, body = request(a.url, "POST", "/auth/two-factor", {"password": a.password}, headers)
+        if status != 200:
+            sys.exit("tf-enrol: enrolment of %s answered %s %s" % (email, status, body[:200]))
+        secret = json.loads(body)["secret"]
+        code = totp(secret, int(time.time()) // 30)
+        status, _, body = request(a.url, "POST", "/auth/two-factor/confirm", {"code": code}, headers)
+        if status != 200:
+            sys.exit("tf-enrol: confirmation of %s answered %s %s" % (email, status, body[:200]))
+        secrets[email] = {"secret": secret, "last_step": int(time.time()) // 30}
+    with open(a.out, "w") as f:
+        json.dump(secrets, f)
+    print("TFENROL users=%d" % len(secrets))
+
+
+def cmd_tf_probe(a):
+    with open(a.secrets) as f:
+        users = json.load(f)
+    urls = a.urls.split(",")
+    statuses, times, i = {}, [], 0
+    while not os.path.exists(a.stop):
+        for email, user in users.items():
+            if os.path.exists(a.stop):
+                break
+            step = int(time.time()) // 30
+            # A step is accepted once per user: the next unused one, up to
+            # one ahead of the clock.
+            use = max(step, user["last_step"] + 1)
+            if use > step + 1:
+                continue
+            url = urls[i % len(urls)]
+            i += 1
+            ip = rand_ip("10.220")
+            t0 = time.time()
+            status, msg, body = sign_in(url, email, a.password, ip=ip)
+            cookie = session_cookie(msg)
+            if status == 200 and cookie and "two_factor_required" in body:
+                status, _, body = request(url, "POST", "/auth/two-factor-challenge",
+                                          {"code": totp(user["secret"], use)},
+                                          {"Cookie": cookie, "X-Forwarded-For": ip})
+                user["last_step"] = use
+                if status == 200 and "login_success" not in body:
+                    status = "200-not-signed-in"
+            else:
+                status = "password:%s" % status
+            times.append((time.time() - t0) * 1000)
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
+            if status != 200:
+                print("tf-probe %s via %s -> %s %s" % (email, url, status, body[:160]), flush=True)
+        time.sleep(a.pause)
+    ok = statuses.get("200", 0)
+    print("TFPROBE sign_ins=%d ok=%d p50_ms=%.1f max_ms=%.1f statuses=%s" % (
+        len(times), ok, pct(times, 50) if times else 0.0, max(times) if times else 0.0,
+        ",".join("%s:%d" % kv for kv in sorted(statuses.items()))))
 
 
 # ---------------------------------------------------------------- realuser
@@ -456,9 +539,21 @@ def main():
     s.add_argument("--t-stop", type=float, required=True)
     s.add_argument("--t-up", type=float, required=True)
     s.add_argument("--grace", type=float, default=5.0)
+    s = sub.add_parser("tf-enrol")
+    s.add_argument("--url", required=True)
+    s.add_argument("--emails", required=True, help="comma-separated")
+    s.add_argument("--password", required=True)
+    s.add_argument("--out", required=True)
+    s = sub.add_parser("tf-probe")
+    s.add_argument("--urls", required=True)
+    s.add_argument("--secrets", required=True)
+    s.add_argument("--password", required=True)
+    s.add_argument("--pause", type=float, default=2.0)
+    s.add_argument("--stop", required=True)
     a = p.parse_args()
     {"realuser": cmd_realuser, "kill-record": cmd_kill_record, "kill-verify": cmd_kill_verify,
-     "reset-token": cmd_reset_token, "pg-probe": cmd_pg_probe, "pg-analyze": cmd_pg_analyze}[a.cmd](a)
+     "reset-token": cmd_reset_token, "pg-probe": cmd_pg_probe, "pg-analyze": cmd_pg_analyze,
+     "tf-enrol": cmd_tf_enrol, "tf-probe": cmd_tf_probe}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -326,6 +326,24 @@ async fn to_one_navigation_to_nothing_is_204() {
 }
 
 #[rocket::async_test]
+async fn a_navigation_checks_its_options_before_looking_for_the_parent() {
+    let app = spawn_fixture().await;
+    // Thing 6 has no category: before any statement, the unknown property
+    // in `$select` is 400, not the 204 of a navigation to nothing.
+    app.odata("Things(6)/category?$select=nosuch")
+        .await
+        .assert_error(Status::BadRequest, Some("$select"));
+    app.odata("Things(99)/category?$select=nosuch")
+        .await
+        .assert_error(Status::BadRequest, Some("$select"));
+    app.odata("Things(6)/category/$count")
+        .await
+        .assert_error(Status::NotFound, None);
+    let fine = app.odata("Things(6)/category?$select=name").await;
+    assert_eq!(fine.status, Status::NoContent, "{}", fine.body);
+}
+
+#[rocket::async_test]
 async fn to_many_navigation_route_answers_the_related_collection() {
     let app = spawn_fixture().await;
     for c in 1..=4 {

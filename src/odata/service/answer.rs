@@ -276,6 +276,30 @@ impl<'m> Ctx<'m> {
         )?)
     }
 
+    /// The set navigation `name` of `set` leads to, and whether it is a
+    /// collection; 404 when there is no such navigation. Asks no database.
+    pub fn navigation_target(
+        &self,
+        set: &'m EntitySet,
+        name: &str,
+    ) -> Result<(&'m EntitySet, bool), ODataError> {
+        let nav = set.find_navigation(name).ok_or_else(|| {
+            ODataError::not_found(format!("{} has no navigation '{name}'", set.name))
+        })?;
+        let target = self
+            .service
+            .model
+            .target_of(nav)
+            .ok_or_else(|| ODataError::not_found(format!("'{name}' leads nowhere")))?;
+        Ok((target, nav.is_collection()))
+    }
+
+    /// `query` checked against `set` alone, before any statement runs: a
+    /// request whose options are wrong is 400 whatever the data.
+    pub fn validate(&self, set: &'m EntitySet, query: &Query) -> Result<(), ODataError> {
+        self.check(set, query).map(drop)
+    }
+
     /// Where navigation `name` of the entity `key` of `set` leads: the
     /// related rows as a source, or `None` for a to-one navigation that
     /// leads to no entity. 404 when the entity or navigation does not exist
@@ -286,14 +310,10 @@ impl<'m> Ctx<'m> {
         key: &KeySegment,
         name: &str,
     ) -> Result<(Option<Source<'m>>, bool), ODataError> {
+        let (target, _) = self.navigation_target(set, name)?;
         let nav = set.find_navigation(name).ok_or_else(|| {
             ODataError::not_found(format!("{} has no navigation '{name}'", set.name))
         })?;
-        let target = self
-            .service
-            .model
-            .target_of(nav)
-            .ok_or_else(|| ODataError::not_found(format!("'{name}' leads nowhere")))?;
         let restriction = self.key_restriction(set, key)?;
         let internal = match &nav.kind {
             NavigationKind::ToOne { column } => vec![column.clone()],

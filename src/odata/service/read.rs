@@ -148,26 +148,28 @@ async fn resource(
             };
             ctx.entity(&source, &query).await?
         }
-        (Some(key), Some(nav)) => match ctx.navigate(set, key, nav).await? {
-            (Some(source), collection) => {
-                allowed(source.set)?;
-                match (collection, path.count) {
-                    (true, true) => ctx.count(&source, &query).await?,
-                    (true, false) => ctx.collection(&source, &query).await?,
-                    (false, false) => ctx.entity(&source, &query).await?,
-                    (false, true) => {
-                        return Err(ODataError::not_found(format!(
-                            "'{nav}' is a single entity; it has no $count"
-                        )))
-                    }
+        (Some(key), Some(nav)) => {
+            // Access, the path and the options are settled before the parent
+            // is looked up: a wrong request is refused whatever the data.
+            let (target, collection) = ctx.navigation_target(set, nav)?;
+            allowed(target)?;
+            if path.count && !collection {
+                return Err(ODataError::not_found(format!(
+                    "'{nav}' is a single entity; it has no $count"
+                )));
+            }
+            ctx.validate(target, &query)?;
+            match ctx.navigate(set, key, nav).await? {
+                (Some(source), true) if path.count => ctx.count(&source, &query).await?,
+                (Some(source), true) => ctx.collection(&source, &query).await?,
+                (Some(source), false) => ctx.entity(&source, &query).await?,
+                (None, _) => {
+                    let mut reply = Reply::json(Vec::new());
+                    reply.status = Status::NoContent;
+                    reply
                 }
             }
-            (None, _) => {
-                let mut reply = Reply::json(Vec::new());
-                reply.status = Status::NoContent;
-                reply
-            }
-        },
+        }
     };
     reply.preference_applied = page.preference_applied();
     Ok(reply)
