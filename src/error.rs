@@ -76,6 +76,9 @@ pub enum AuthError {
     /// The body is not valid JSON or form data (400 `malformed_body`).
     #[error("malformed request body")]
     MalformedBody,
+    /// A state-changing request from another site (403 `cross_origin`).
+    #[error("cross-origin request refused")]
+    CrossOrigin,
     /// The body exceeds the configured limit (413).
     #[error("request body too large")]
     PayloadTooLarge,
@@ -143,6 +146,7 @@ impl AuthError {
     pub fn status(&self) -> Status {
         match self {
             Self::MalformedBody => Status::BadRequest,
+            Self::CrossOrigin => Status::Forbidden,
             Self::PayloadTooLarge => Status::PayloadTooLarge,
             Self::Validation(_)
             | Self::Credentials
@@ -166,6 +170,7 @@ impl AuthError {
     pub fn body(&self) -> Value {
         match self {
             Self::MalformedBody => json!({"message": "malformed_body"}),
+            Self::CrossOrigin => json!({"message": "cross_origin"}),
             Self::PayloadTooLarge => json!({"message": "payload_too_large"}),
             Self::Validation(errors) => {
                 json!({"message": "validation_failed", "errors": errors.to_json()})

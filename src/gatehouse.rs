@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use rocket::fairing::{self, Fairing, Info, Kind};
-use rocket::fs::NamedFile;
-use rocket::{catch, catchers, get, routes, Build, Request, Response, Rocket, State};
+
+use rocket::{routes, Build, Request, Response, Rocket};
 use secrecy::ExposeSecret;
 
 use crate::auth::reset::requests::ResetRequests;
@@ -17,7 +17,7 @@ use crate::auth::two_factor::{self, TwoFactor};
 use crate::auth::{PasswordHasher, Throttles};
 use crate::config::Settings;
 use crate::db::{Db, ReadLimits};
-use crate::error::AuthError;
+
 use crate::events::{AuthEventListener, Events};
 use crate::host_routes::HostRoutes;
 use crate::i18n::Catalog;
@@ -26,9 +26,9 @@ use crate::intents::{
 };
 use crate::mail::{Composer, Mailer};
 use crate::odata::{self, declared_sets, EntitySet, Model, Service};
-use crate::screens::{self, Screen, Screens};
+use crate::screens::{Screen, Screens};
 use crate::security::{common_headers, is_auth_path, loggable, screen_headers};
-use crate::session::{wants_html, Session};
+use crate::session::Session;
 use crate::shared::Shared;
 use crate::state::GatehouseState;
 
@@ -234,18 +234,12 @@ impl Fairing for Gatehouse {
                 .mount(
                     "/",
                     routes![
-                        logo,
-                        screens::script,
-                        screens::stylesheet,
                         odata::routes::root,
                         odata::routes::odata,
                         odata::routes::batch,
                     ],
                 )
-                .register(
-                    "/",
-                    catchers![unauthorized, forbidden, server_error, unavailable],
-                )),
+                .register("/", crate::routes::catchers())),
             Err((rocket, message)) => {
                 tracing::error!("Gatehouse cannot start: {message}");
                 eprintln!("Gatehouse cannot start: {message}");
@@ -282,37 +276,4 @@ impl Fairing for Gatehouse {
             status = res.status().code,
         );
     }
-}
-
-/// The host's logo, when `<public_dir>/assets/ci/logo-full.svg` exists.
-#[get("/assets/ci/logo-full.svg")]
-async fn logo(gh: &State<GatehouseState>) -> Option<NamedFile> {
-    NamedFile::open(gh.settings.public_dir.join("assets/ci/logo-full.svg"))
-        .await
-        .ok()
-}
-
-#[catch(401)]
-fn unauthorized(req: &Request<'_>) -> Result<rocket::response::Redirect, AuthError> {
-    if wants_html(req) {
-        Ok(rocket::response::Redirect::to(Screen::Login.path()))
-    } else {
-        Err(AuthError::Unauthenticated)
-    }
-}
-
-#[catch(403)]
-fn forbidden() -> rocket::serde::json::Value {
-    rocket::serde::json::json!({"message": "cross_origin"})
-}
-
-/// The database could not be reached while loading the session.
-#[catch(503)]
-fn unavailable() -> AuthError {
-    AuthError::Unavailable
-}
-
-#[catch(500)]
-fn server_error() -> rocket::serde::json::Value {
-    rocket::serde::json::json!({"message": "server_error"})
 }

@@ -1,9 +1,11 @@
-//! Gatehouse's HTTP routes: each takes its guards and the managed state and
+//! Gatehouse's HTTP routes and catchers: each takes its guards and the managed state and
 //! answers through `Reply`, `Posted` or `AuthError`. The parts they use
 //! (`auth`, `intents`, `screens`, `session`, …) know no route and no
 //! `GatehouseState`.
 
 mod account;
+mod assets;
+mod catchers;
 mod confirm;
 mod forgot;
 mod intents;
@@ -18,9 +20,15 @@ mod two_factor;
 
 use rocket::{routes, Route};
 
-/// Every sign-in, reset, intent and screen route, for mounting at `/`.
+pub use catchers::all as catchers;
+
+/// Every sign-in, reset, intent and screen route, and the screens' assets,
+/// for mounting at `/`.
 pub fn all() -> Vec<Route> {
     routes![
+        assets::script,
+        assets::stylesheet,
+        assets::logo,
         login::login,
         login::login_signed_in,
         logout::logout,

@@ -1,7 +1,13 @@
-//! The screens' script and style sheet, embedded in the binary.
+//! The screens' script and style sheet, embedded in the binary, as the
+//! responses their routes (`routes/assets.rs`) answer.
 
-use rocket::get;
 use rocket::http::{ContentType, Header};
+
+/// The screens' script: upgrades the forms to JSON calls.
+pub const SCRIPT: &str = include_str!("../../static/app.js");
+
+/// The screens' style sheet.
+pub const STYLESHEET: &str = include_str!("../../static/app.css");
 
 /// A static asset with a one-hour cache lifetime.
 #[derive(rocket::Responder)]
@@ -11,22 +17,11 @@ pub struct Asset {
     cache: Header<'static>,
 }
 
-fn asset(body: &'static str, content_type: ContentType) -> Asset {
+/// `body` served as `content_type`, cacheable for an hour.
+pub fn asset(body: &'static str, content_type: ContentType) -> Asset {
     Asset {
         body,
         content_type,
         cache: Header::new("Cache-Control", "public, max-age=3600"),
     }
-}
-
-/// `GET /gatehouse/app.js`: upgrades the forms to JSON calls.
-#[get("/gatehouse/app.js")]
-pub fn script() -> Asset {
-    asset(include_str!("../../static/app.js"), ContentType::JavaScript)
-}
-
-/// `GET /gatehouse/app.css`.
-#[get("/gatehouse/app.css")]
-pub fn stylesheet() -> Asset {
-    asset(include_str!("../../static/app.css"), ContentType::CSS)
 }

@@ -9,7 +9,7 @@ mod posted;
 mod render;
 mod screen;
 
-pub use assets::{script, stylesheet};
+pub use assets::{asset, Asset, SCRIPT, STYLESHEET};
 pub use page::Page;
 pub use posted::Posted;
 pub use render::{Screens, View};

@@ -92,6 +92,48 @@ fn remember_of(client: &Client) -> String {
         .expect("a remember cookie")
 }
 
+/// Changes how the user signs in, from the signed-in `client`: `password`
+/// (a new one), `end-others` (every other session ended) or `disable`
+/// (two-factor sign-in off); answers the status and body.
+async fn change_credentials(client: &Client, change: &str) -> (Status, Value) {
+    match change {
+        "password" => {
+            post(
+                client,
+                "/auth/password",
+                json!({"current_password": PASSWORD, "password": "a brand new passphrase",
+                       "password_confirmation": "a brand new passphrase"}),
+            )
+            .await
+        }
+        "end-others" => {
+            post(
+                client,
+                "/auth/sessions/end-others",
+                json!({"password": PASSWORD}),
+            )
+            .await
+        }
+        "disable" => {
+            post(
+                client,
+                "/auth/two-factor/disable",
+                json!({"password": PASSWORD}),
+            )
+            .await
+        }
+        other => panic!("no such change: {other}"),
+    }
+}
+
+/// The key an enrolment page shows (`<code data-secret>`).
+pub(crate) fn shown_key(html: &str) -> Option<String> {
+    html.split("data-secret>")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .map(str::to_owned)
+}
+
 /// Turns two-factor sign-in on from the signed-in `client`; answers the
 /// secret and the time step its confirmation spent.
 async fn enrol(client: &Client) -> (String, u64) {
@@ -393,25 +435,7 @@ async fn ending_the_others_or_changing_the_password_voids_every_other_remember_c
         let laptop_remember = remember_of(&laptop);
         assert_eq!(sign_in(&app.client, true).await.0, Status::Ok);
         let own_remember = remember_of(&app.client);
-        let (status, body) = match change {
-            "end-others" => {
-                post(
-                    &app.client,
-                    "/auth/sessions/end-others",
-                    json!({"password": PASSWORD}),
-                )
-                .await
-            }
-            _ => {
-                post(
-                    &app.client,
-                    "/auth/password",
-                    json!({"current_password": PASSWORD, "password": "a brand new passphrase",
-                           "password_confirmation": "a brand new passphrase"}),
-                )
-                .await
-            }
-        };
+        let (status, body) = change_credentials(&app.client, change).await;
         assert_eq!(status, Status::Ok, "{change}: {body}");
         assert_eq!(
             dashboard_with_only_remember(&app, &laptop_remember).await,
@@ -486,33 +510,7 @@ async fn a_pending_second_step_dies_with_the_credentials_it_began_with() {
             (status, body["message"].as_str()),
             (Status::Ok, Some("two_factor_required"))
         );
-        let (status, body) = match change {
-            "password" => {
-                post(
-                    &app.client,
-                    "/auth/password",
-                    json!({"current_password": PASSWORD, "password": "a brand new passphrase",
-                           "password_confirmation": "a brand new passphrase"}),
-                )
-                .await
-            }
-            "end-others" => {
-                post(
-                    &app.client,
-                    "/auth/sessions/end-others",
-                    json!({"password": PASSWORD}),
-                )
-                .await
-            }
-            _ => {
-                post(
-                    &app.client,
-                    "/auth/two-factor/disable",
-                    json!({"password": PASSWORD}),
-                )
-                .await
-            }
-        };
+        let (status, body) = change_credentials(&app.client, change).await;
         assert_eq!(status, Status::Ok, "{change}: {body}");
         let right = code(&secret, now() + 30);
         let (status, body) = post(
@@ -589,12 +587,7 @@ async fn the_account_screen_carries_the_screen_headers_and_never_a_pending_key()
     assert!(header(&again, "Content-Security-Policy").is_some());
     assert_eq!(header(&again, "Cache-Control").as_deref(), Some("no-store"));
     let html = again.into_string().await.expect("html");
-    let new_secret = html
-        .split("data-secret>")
-        .nth(1)
-        .and_then(|rest| rest.split('<').next())
-        .expect("the new key, in this answer")
-        .to_owned();
+    let new_secret = shown_key(&html).expect("the new key, in this answer");
     assert_ne!(new_secret, secret);
     let later = app
         .get_html("/account")

@@ -367,12 +367,7 @@ async fn the_account_screen_enrols_without_javascript_and_shows_the_codes_once()
     );
     let html = enable.into_string().await.expect("html");
     assert!(html.contains("<svg"), "the QR code is shown");
-    let secret = html
-        .split("data-secret>")
-        .nth(1)
-        .and_then(|rest| rest.split('<').next())
-        .expect("the key is shown")
-        .to_owned();
+    let secret = crate::second_step::shown_key(&html).expect("the key is shown");
 
     let confirmed = app
         .post_form(
