@@ -930,6 +930,10 @@ async fn screenshots_of_every_screen() {
         shoot(&browser, "account", lang).await;
         let key = start_two_factor(&browser).await;
         shoot(&browser, "account-two-factor", lang).await;
+        // Loaded again, the screen names the enrolment but not its key.
+        browser.goto("/account").await;
+        browser.wait_for_element("[data-two-factor-state]").await;
+        shoot(&browser, "account-two-factor-pending", lang).await;
         confirm_two_factor(&browser, &key).await;
         shoot(&browser, "account-recovery-codes", lang).await;
 
