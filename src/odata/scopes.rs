@@ -32,15 +32,12 @@ impl<'m> Scopes<'m> {
                 Some((set.name.clone(), checked))
             })
             .collect();
-        let denied = match caller.user_id {
-            Some(_) => Vec::new(),
-            None => model
-                .sets
-                .iter()
-                .filter(|s| !s.public)
-                .map(|s| s.name.clone())
-                .collect(),
-        };
+        let denied = model
+            .sets
+            .iter()
+            .filter(|s| !caller.may_read(s))
+            .map(|s| s.name.clone())
+            .collect();
         Scopes { checked, denied }
     }
 

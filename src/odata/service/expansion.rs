@@ -27,7 +27,7 @@ use crate::odata::query::Literal;
 pub fn admit(ctx: &Ctx<'_>, expansions: &[Expansion<'_, '_>]) -> Result<Vec<String>, ODataError> {
     let mut internal = Vec::new();
     for e in expansions {
-        if !e.target().public && ctx.caller.user_id.is_none() {
+        if !ctx.caller.may_read(e.target()) {
             return Err(ODataError::unauthorized());
         }
         if let NavigationKind::ToOne { column } = &e.nav().kind {

@@ -56,7 +56,7 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
 pub(super) async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<Reply, ODataError> {
     let caller = incoming.caller.clone()?;
     let service = incoming.service;
-    let visible = |set: &EntitySet| set.public || caller.user_id.is_some();
+    let visible = |set: &EntitySet| caller.may_read(set);
     let addressed = match parse_resource(segments) {
         // The set is resolved before its key: an unknown set is 404 and one
         // the caller may not read 401, whatever its key looks like.
@@ -101,7 +101,7 @@ fn readable_set<'s>(
         .model
         .find(name)
         .ok_or_else(|| ODataError::not_found(format!("there is no entity set '{name}'")))?;
-    readable(set.public || caller.user_id.is_some())?;
+    readable(caller.may_read(set))?;
     Ok(set)
 }
 
@@ -112,7 +112,7 @@ async fn resource(
 ) -> Result<Reply, ODataError> {
     let service = incoming.service;
     let set = readable_set(service, &path.set, &caller)?;
-    let allowed = |set: &EntitySet| readable(set.public || caller.user_id.is_some());
+    let allowed = |set: &EntitySet| readable(caller.may_read(set));
     let query = parse_query(incoming.query)?;
     let pagination = &service.pagination;
     let page = Page::from_prefer(
