@@ -5,9 +5,11 @@ mod password;
 pub mod reset;
 pub mod second_factor;
 mod throttle;
+mod throttles;
 pub mod tokens;
 pub mod two_factor;
 pub mod users;
 
 pub use password::PasswordHasher;
-pub use throttle::{Attempt, Begun, Throttle, Throttles};
+pub use throttle::{Attempt, Begun, Throttle};
+pub use throttles::Throttles;

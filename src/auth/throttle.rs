@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 
 use sqlx::Row;
 
-use super::second_factor::SecondFactorLimit;
 use crate::clock::unix_now;
 use crate::db::{Db, DbError};
 use crate::domain::{sha256_hex, Email};
@@ -400,37 +399,6 @@ pub fn budget_subject(ip: &str) -> String {
         },
         Ok(IpAddr::V4(v4)) => v4.to_string(),
         Err(_) => ip.to_owned(),
-    }
-}
-
-/// Every counter of the sign-in and reset routes.
-#[derive(Clone, Debug)]
-pub struct Throttles {
-    /// Sign-in failures per address + client IP.
-    pub login: Throttle,
-    /// Sign-in failures per client IP, over all addresses.
-    pub login_ip: Throttle,
-    /// Reset-link requests per address + client IP.
-    pub forgot: Throttle,
-    /// Reset-link requests per client IP, over all addresses.
-    pub forgot_ip: Throttle,
-    /// Second-factor codes per user, reserved before they are checked, and
-    /// the day's lockout.
-    pub second_factor: SecondFactorLimit,
-}
-
-impl Throttles {
-    /// The counters `auth` configures, on `db`.
-    pub fn new(db: &Db, auth: &crate::config::AuthSettings) -> Self {
-        let window = auth.throttle_window_seconds;
-        let counter = |scope, limit| Throttle::new(db.clone(), scope, limit, window);
-        Self {
-            login: counter("login", auth.throttle_attempts),
-            login_ip: counter("login-ip", auth.ip_throttle_attempts),
-            forgot: counter("forgot", auth.throttle_attempts),
-            forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
-            second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window),
-        }
     }
 }
 

@@ -22,7 +22,7 @@
 //! assert_eq!(users.find_property("name").unwrap().column, "display_name");
 //! ```
 
-use super::scope::Scope;
+use super::scope::{Caller, Scope};
 
 /// The EDM primitive types a property may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -232,6 +232,14 @@ pub struct EntitySet {
 }
 
 impl EntitySet {
+    /// The one access rule of every set: a public set is read by anyone,
+    /// any other by a signed-in caller only. Every read (a set, its
+    /// navigations, `$expand`, `$filter` paths, the service document and
+    /// `$metadata`) asks this.
+    pub fn readable_by(&self, caller: &Caller) -> bool {
+        self.public || caller.user_id.is_some()
+    }
+
     /// An empty, non-public set named `name` over `table`, keyed by the
     /// property named `key` (declare it with [`property`](Self::property)).
     ///

@@ -30,16 +30,6 @@ pub struct Caller {
     pub user_id: Option<i64>,
 }
 
-impl Caller {
-    /// The one access rule of every set: a public set is read by anyone,
-    /// any other by a signed-in caller only. Every read (a set, its
-    /// navigations, `$expand`, `$filter` paths, the service document and
-    /// `$metadata`) asks this.
-    pub fn may_read(&self, set: &crate::odata::model::EntitySet) -> bool {
-        set.public || self.user_id.is_some()
-    }
-}
-
 type ScopeFn = dyn Fn(&Caller) -> Expr + Send + Sync;
 
 /// A filter bound to the caller. Cheap to clone; two scopes are equal only

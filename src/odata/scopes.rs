@@ -35,7 +35,7 @@ impl<'m> Scopes<'m> {
         let denied = model
             .sets
             .iter()
-            .filter(|s| !caller.may_read(s))
+            .filter(|s| !s.readable_by(caller))
             .map(|s| s.name.clone())
             .collect();
         Scopes { checked, denied }

@@ -8,9 +8,9 @@ use super::model::{EdmType, EntitySet, Property};
 use super::query::{BinaryOp, Function, Literal, Quantifier, UnaryOp};
 use super::resolve::{Hop, QueryError};
 use super::scopes::Scopes;
-use super::sql::Bind;
 use super::typed::{Node, PropertyPath, Typed};
 use super::typing::{literal_type, Ty};
+use crate::db::Bind;
 use crate::db::{DatePart, Dialect, TextValue};
 
 /// A rendered expression with what later operators need to know about it.

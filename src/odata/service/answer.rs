@@ -3,6 +3,7 @@
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
+use super::ctx::{Ctx, Source};
 use super::expansion::{admit, attach, internal_types, key_type};
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
@@ -10,15 +11,12 @@ use super::rows::{
     run, run_counted, scalar, BodySink, Entity, EntitySink, InlineCount, Layout, VALUE_OPEN,
 };
 use super::values::write_str;
-use super::Service;
-use crate::db::{Db, Dialect};
+use crate::db::Dialect;
 use crate::odata::check::{check_query, Checked};
 use crate::odata::fetch::{count_restricted, fetch_query, Fetch, Restriction};
 use crate::odata::model::{EdmType, EntitySet, NavigationKind};
 use crate::odata::paging::Page;
 use crate::odata::query::{Literal, Path, Query, Select};
-use crate::odata::scope::Caller;
-use crate::odata::scopes::Scopes;
 use crate::odata::sql::Sql;
 use crate::odata::typing::literal_type;
 
@@ -35,31 +33,6 @@ const KEY_IN_PATH: &AsciiSet = &CONTROLS
     .add(b'`')
     .add(b'{')
     .add(b'}');
-
-/// Everything one request's answer needs.
-pub struct Ctx<'m> {
-    /// The model and paging policy.
-    pub service: &'m Service,
-    /// The database.
-    pub db: &'m Db,
-    /// Who asks.
-    pub caller: Caller,
-    /// The request's page: the page size in effect, from its `Prefer`
-    /// header; each collection answered cuts it to its own options.
-    pub page: Page,
-    /// The caller's scopes of every set.
-    pub scopes: Scopes<'m>,
-}
-
-/// Where rows come from: a whole set, or the rows matching a restriction.
-pub struct Source<'m> {
-    /// The set read.
-    pub set: &'m EntitySet,
-    /// Only rows matching this.
-    pub restriction: Option<Restriction>,
-    /// The resource path next links point at (`Users`, `Users(3)/posts`).
-    pub path: String,
-}
 
 impl<'m> Ctx<'m> {
     /// The engine's dialect.

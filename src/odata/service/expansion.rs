@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use super::answer::Ctx;
+use super::ctx::Ctx;
 use super::reply::ODataError;
 use super::rows::{run, CountSink, Entity, EntitySink, Layout};
 use super::values::write_str;
@@ -27,7 +27,7 @@ use crate::odata::query::Literal;
 pub fn admit(ctx: &Ctx<'_>, expansions: &[Expansion<'_, '_>]) -> Result<Vec<String>, ODataError> {
     let mut internal = Vec::new();
     for e in expansions {
-        if !ctx.caller.may_read(e.target()) {
+        if !e.target().readable_by(&ctx.caller) {
             return Err(ODataError::unauthorized());
         }
         if let NavigationKind::ToOne { column } = &e.nav().kind {

@@ -9,6 +9,7 @@
 mod access;
 mod answer;
 mod batch;
+mod ctx;
 mod expansion;
 mod number;
 mod path;

@@ -8,7 +8,7 @@ use rocket::request::{FromRequest, Outcome};
 use rocket::Request;
 
 use super::access;
-use super::answer::{Ctx, Source};
+use super::ctx::{Ctx, Source};
 use super::path::{parse_resource, PathError, Resource, SetPath};
 use super::reply::{ODataError, Reply};
 use super::Service;
@@ -56,7 +56,7 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
 pub(super) async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<Reply, ODataError> {
     let caller = incoming.caller.clone()?;
     let service = incoming.service;
-    let visible = |set: &EntitySet| caller.may_read(set);
+    let visible = |set: &EntitySet| set.readable_by(&caller);
     let addressed = match parse_resource(segments) {
         // The set is resolved before its key: an unknown set is 404 and one
         // the caller may not read 401, whatever its key looks like.
@@ -101,7 +101,7 @@ fn readable_set<'s>(
         .model
         .find(name)
         .ok_or_else(|| ODataError::not_found(format!("there is no entity set '{name}'")))?;
-    readable(caller.may_read(set))?;
+    readable(set.readable_by(caller))?;
     Ok(set)
 }
 
@@ -112,7 +112,7 @@ async fn resource(
 ) -> Result<Reply, ODataError> {
     let service = incoming.service;
     let set = readable_set(service, &path.set, &caller)?;
-    let allowed = |set: &EntitySet| readable(caller.may_read(set));
+    let allowed = |set: &EntitySet| readable(set.readable_by(&caller));
     let query = parse_query(incoming.query)?;
     let pagination = &service.pagination;
     let page = Page::from_prefer(

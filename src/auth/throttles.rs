@@ -1,0 +1,37 @@
+//! Every counter the sign-in, reset and second-factor routes keep, made
+//! from the `auth` settings.
+
+use super::second_factor::SecondFactorLimit;
+use super::throttle::Throttle;
+use crate::db::Db;
+
+/// Every counter of the sign-in and reset routes.
+#[derive(Clone, Debug)]
+pub struct Throttles {
+    /// Sign-in failures per address + client IP.
+    pub login: Throttle,
+    /// Sign-in failures per client IP, over all addresses.
+    pub login_ip: Throttle,
+    /// Reset-link requests per address + client IP.
+    pub forgot: Throttle,
+    /// Reset-link requests per client IP, over all addresses.
+    pub forgot_ip: Throttle,
+    /// Second-factor codes per user, reserved before they are checked, and
+    /// the day's lockout.
+    pub second_factor: SecondFactorLimit,
+}
+
+impl Throttles {
+    /// The counters `auth` configures, on `db`.
+    pub fn new(db: &Db, auth: &crate::config::AuthSettings) -> Self {
+        let window = auth.throttle_window_seconds;
+        let counter = |scope, limit| Throttle::new(db.clone(), scope, limit, window);
+        Self {
+            login: counter("login", auth.throttle_attempts),
+            login_ip: counter("login-ip", auth.ip_throttle_attempts),
+            forgot: counter("forgot", auth.throttle_attempts),
+            forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
+            second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window),
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! What one request's answer works with: the service, the database, the
+//! caller, the page and the caller's scopes ([`Ctx`]), and where rows come
+//! from ([`Source`]). Answering (`answer.rs`) and `$expand` (`expansion.rs`)
+//! both take a `Ctx`; its methods live with the answers in `answer.rs`.
+
+use super::Service;
+use crate::db::Db;
+use crate::odata::fetch::Restriction;
+use crate::odata::model::EntitySet;
+use crate::odata::paging::Page;
+use crate::odata::scope::Caller;
+use crate::odata::scopes::Scopes;
+
+/// Everything one request's answer needs.
+pub struct Ctx<'m> {
+    /// The model and paging policy.
+    pub service: &'m Service,
+    /// The database.
+    pub db: &'m Db,
+    /// Who asks.
+    pub caller: Caller,
+    /// The request's page: the page size in effect, from its `Prefer`
+    /// header; each collection answered cuts it to its own options.
+    pub page: Page,
+    /// The caller's scopes of every set.
+    pub scopes: Scopes<'m>,
+}
+
+/// Where rows come from: a whole set, or the rows matching a restriction.
+pub struct Source<'m> {
+    /// The set read.
+    pub set: &'m EntitySet,
+    /// Only rows matching this.
+    pub restriction: Option<Restriction>,
+    /// The resource path next links point at (`Users`, `Users(3)/posts`).
+    pub path: String,
+}
