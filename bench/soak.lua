@@ -129,27 +129,26 @@ local function sample(status, body)
   end
 end
 
+-- Keeps the session cookie a response set in `list` (at most 1000).
+local function keep_session(headers, list)
+  local set = headers["Set-Cookie"] or headers["set-cookie"]
+  if set then
+    local cookie = string.match(set, "(gatehouse_session=[^;]+)")
+    if cookie and #list < 1000 then
+      table.insert(list, cookie)
+    end
+  end
+end
+
 function response(status, headers, body)
   if status >= 200 and status < 300 then
     s2 = s2 + 1
     if string.find(body, '"message":"login_success"', 1, true) then
       login_ok = login_ok + 1
-      local set = headers["Set-Cookie"] or headers["set-cookie"]
-      if set then
-        local cookie = string.match(set, "(gatehouse_session=[^;]+)")
-        if cookie and #cookies < 1000 then
-          table.insert(cookies, cookie)
-        end
-      end
+      keep_session(headers, cookies)
     elseif string.find(body, '"message":"two_factor_required"', 1, true) then
       tf_pending = tf_pending + 1
-      local set = headers["Set-Cookie"] or headers["set-cookie"]
-      if set then
-        local cookie = string.match(set, "(gatehouse_session=[^;]+)")
-        if cookie and #pending < 1000 then
-          table.insert(pending, cookie)
-        end
-      end
+      keep_session(headers, pending)
     elseif string.find(body, '"message":"reset_link_sent"', 1, true) then
       forgot_ok = forgot_ok + 1
     elseif string.find(body, '"@odata.context"', 1, true) then

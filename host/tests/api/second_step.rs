@@ -614,28 +614,37 @@ async fn ipv6_clients_share_a_per_ip_budget_by_their_slash_64() {
                 .status()
         }
     };
-    // Three failures from three addresses of one /64, for three accounts.
-    assert_eq!(
-        attempt("[2001:db8:7:1::1]:4000", "a@example.org").await,
-        Status::UnprocessableEntity
-    );
-    assert_eq!(
-        attempt("[2001:db8:7:1::2]:4000", "b@example.org").await,
-        Status::UnprocessableEntity
-    );
-    assert_eq!(
-        attempt("[2001:db8:7:1:ffff::9]:4000", "c@example.org").await,
-        Status::UnprocessableEntity
-    );
-    assert_eq!(
-        attempt("[2001:db8:7:1:1234::5]:4000", "d@example.org").await,
-        Status::TooManyRequests
-    );
-    assert_eq!(
-        attempt("[2001:db8:7:2::1]:4000", "d@example.org").await,
-        Status::UnprocessableEntity,
-        "the next /64 is another client"
-    );
+    // Three failures from three addresses of one /64, for three accounts,
+    // spend the budget of the whole /64; the next /64 is another client.
+    for (peer, email, expected) in [
+        (
+            "[2001:db8:7:1::1]:4000",
+            "a@example.org",
+            Status::UnprocessableEntity,
+        ),
+        (
+            "[2001:db8:7:1::2]:4000",
+            "b@example.org",
+            Status::UnprocessableEntity,
+        ),
+        (
+            "[2001:db8:7:1:ffff::9]:4000",
+            "c@example.org",
+            Status::UnprocessableEntity,
+        ),
+        (
+            "[2001:db8:7:1:1234::5]:4000",
+            "d@example.org",
+            Status::TooManyRequests,
+        ),
+        (
+            "[2001:db8:7:2::1]:4000",
+            "d@example.org",
+            Status::UnprocessableEntity,
+        ),
+    ] {
+        assert_eq!(attempt(peer, email).await, expected, "{peer}");
+    }
 }
 
 #[rocket::async_test]
