@@ -194,8 +194,10 @@ impl Throttle {
     }
 
     /// Takes a slot for a check of `key` if one is free now; refused at once
-    /// while failures and checks in progress fill the limit (nothing waits,
-    /// so a flood of attempts costs the database one statement each).
+    /// while failures and checks in progress fill the limit. Nothing waits
+    /// or polls, so a flood of attempts costs the database a fixed handful
+    /// of statements each (open the window, try the slot, read the counter,
+    /// mark the refusal).
     pub async fn try_begin(&self, key: &str) -> Result<Begun, DbError> {
         self.take_slot(key, Duration::ZERO).await
     }

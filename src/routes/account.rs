@@ -1,7 +1,6 @@
 //! `POST /auth/password`: the signed-in user changes their password.
 
 use rocket::http::CookieJar;
-use crate::screens::Page;
 use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
@@ -16,7 +15,7 @@ use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::mail::mailbox;
 use crate::reply::Reply;
-use crate::screens::{Posted, Screen, View};
+use crate::screens::{Page, Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{store, AuthUser, Session};
 use crate::state::GatehouseState;

@@ -6,13 +6,12 @@ use rocket::http::CookieJar;
 use secrecy::SecretString;
 
 use super::password_check::{check_password, Checked};
-use crate::auth::users;
+use crate::auth::{epoch, users};
 use crate::body::Input;
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::Origin;
 use crate::security::ClientIp;
-use crate::auth::epoch;
 use crate::session::{
     follow_remembered, remembered_selector, void_other_remembered, AuthUser, Session,
 };

@@ -2,7 +2,6 @@
 //! last form post left; guest-only screens send a signed-in browser to
 //! `dashboard`.
 
-use crate::screens::Page;
 use rocket::response::Redirect;
 use rocket::{get, State};
 use serde_json::{json, Value};
@@ -12,7 +11,7 @@ use crate::i18n::Language;
 use crate::intents::{CompanySize, JobFunction};
 use crate::security::same_site_path;
 use crate::session::{AuthUser, Guest, Session, INTENDED_KEY};
-use crate::screens::{Screen, View};
+use crate::screens::{Page, Screen, View};
 use crate::state::GatehouseState;
 
 type Html = Result<Page, AuthError>;

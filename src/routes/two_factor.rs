@@ -4,7 +4,6 @@
 //! `POST /auth/two-factor-challenge`).
 
 use rocket::http::CookieJar;
-use crate::screens::Page;
 use rocket::response::Redirect;
 use rocket::{get, post, Responder, State};
 use serde_json::{json, Value};
@@ -23,7 +22,7 @@ use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::mail::mailbox;
 use crate::reply::Reply;
-use crate::screens::{Posted, Screen, View};
+use crate::screens::{Page, Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::{AuthUser, Guest, Session};
 use crate::state::GatehouseState;

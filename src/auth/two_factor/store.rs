@@ -187,7 +187,7 @@ async fn write_recovery_codes(
     code_hashes: &[String],
 ) -> Result<(), DbError> {
     let d = db.dialect();
-    sqlx::query(&d.placeholders(
+    sqlx::query(d.static_placeholders(
         "DELETE FROM gatehouse_recovery_codes WHERE user_id = $1",
     ))
     .bind(user_id)
@@ -195,7 +195,7 @@ async fn write_recovery_codes(
     .await?;
     let insert = "INSERT INTO gatehouse_recovery_codes (user_id, code_hash) VALUES ($1, $2)";
     for hash in code_hashes {
-        sqlx::query(&d.placeholders(insert))
+        sqlx::query(d.static_placeholders(insert))
             .bind(user_id)
             .bind(hash.clone())
             .execute(&mut **tx)
@@ -250,14 +250,14 @@ pub async fn disable(db: &Db, user_id: i64) -> Result<bool, DbError> {
     let mut tx = db.pool().begin().await?;
     // The user's row first, as every other transaction here takes it: two of
     // them on one user wait for each other instead of deadlocking.
-    let deleted = sqlx::query(&d.placeholders(
+    let deleted = sqlx::query(d.static_placeholders(
         "DELETE FROM gatehouse_two_factor WHERE user_id = $1",
     ))
     .bind(user_id)
     .execute(&mut *tx)
     .await?
     .rows_affected();
-    sqlx::query(&d.placeholders(
+    sqlx::query(d.static_placeholders(
         "DELETE FROM gatehouse_recovery_codes WHERE user_id = $1",
     ))
     .bind(user_id)
