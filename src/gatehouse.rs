@@ -25,7 +25,7 @@ use crate::intents::{
     DefaultDispenser, IntentDispenser, IntentHandlers, IntentKind, OrgSetupHandler,
 };
 use crate::mail::{Composer, Mailer};
-use crate::odata::{self, declared_sets, EntitySet, Model, Service};
+use crate::odata::{self, declared_sets, EntitySet, Model, Service, SkipTokens};
 use crate::screens::{Screen, Screens};
 use crate::security::{common_headers, is_auth_path, loggable, screen_headers};
 use crate::session::Session;
@@ -144,7 +144,9 @@ impl Gatehouse {
         db.migrate()
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
-        let odata = self.odata_service(&db, &settings).await?;
+        let secret_key = two_factor::key::application_key(rocket.figment())?;
+        let tokens = SkipTokens::derive(secret_key.expose_secret());
+        let odata = self.odata_service(&db, &settings, tokens).await?;
         let catalog = Arc::new(Catalog::load(Screen::messages)?);
         let settings = Arc::new(settings);
         let auth = &settings.auth;
@@ -153,7 +155,6 @@ impl Gatehouse {
             &settings.mail_sender_name(),
             catalog.clone(),
         )?);
-        let secret_key = two_factor::key::application_key(rocket.figment())?;
         let state = GatehouseState {
             two_factor: TwoFactor::new(db.clone(), secret_key.expose_secret()),
             hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
@@ -190,7 +191,12 @@ impl Gatehouse {
         Ok((state, odata))
     }
 
-    async fn odata_service(&self, db: &Db, settings: &Settings) -> Result<Service, String> {
+    async fn odata_service(
+        &self,
+        db: &Db,
+        settings: &Settings,
+        tokens: SkipTokens,
+    ) -> Result<Service, String> {
         let configured = declared_sets(db, &settings.odata.sets)
             .await
             .map_err(|e| e.to_string())?;
@@ -200,8 +206,8 @@ impl Gatehouse {
             .cloned()
             .chain(configured)
             .fold(Model::new(), Model::set);
-        Service::new(model, settings.origin(), settings.odata.pagination.clone())
-            .map_err(|e| e.to_string())
+        let pagination = settings.odata.pagination.clone();
+        Service::new(model, settings.origin(), pagination, tokens).map_err(|e| e.to_string())
     }
 }
 

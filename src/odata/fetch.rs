@@ -22,11 +22,13 @@
 //! ```
 
 use super::check::Checked;
+use super::model::EdmType;
 use super::paging::Page;
 use super::query::Literal;
 use super::resolve::QueryError;
 use super::scopes::Scopes;
-use super::sql::{clamp, order_by, where_with, Bind, Sql};
+use super::seek::{self, Part, Position};
+use super::sql::{clamp, order_terms, render_order, where_with, Bind, Sql};
 use super::sql_expr::Writer;
 use crate::db::Dialect;
 
@@ -71,6 +73,66 @@ pub fn fetch_query<'m>(
     fetch: &Fetch<'m>,
     dialect: Dialect,
 ) -> Result<Sql, QueryError> {
+    build(
+        checked,
+        fetch,
+        dialect,
+        Read::Offset {
+            order_values: false,
+        },
+    )
+}
+
+/// The statements reading a page of `fetch` (not per value) whose order
+/// can be sought: from `position` ([`seek`](super::seek)), one or two
+/// statements whose rows follow each other; or, without one, past the
+/// page's offset. Each selects, after the internal columns, the values of
+/// the order's terms as `__s0`, `__s1`, … (the key's last), then `__count`.
+pub fn seek_statements<'m>(
+    checked: &Checked<'m, '_>,
+    fetch: &Fetch<'m>,
+    position: Option<&Position>,
+    dialect: Dialect,
+) -> Result<Vec<Sql>, QueryError> {
+    let Some(position) = position else {
+        let read = Read::Offset { order_values: true };
+        return Ok(vec![build(checked, fetch, dialect, read)?]);
+    };
+    let mut w = Writer::new(checked.set(), dialect).with_scopes(fetch.scopes);
+    let terms = order_terms(&mut w, checked)?;
+    seek::plan(&terms, position)
+        .iter()
+        .map(|part| build(checked, fetch, dialect, Read::At(part)))
+        .collect()
+}
+
+/// The types of the order's terms, as [`seek_statements`] selects them.
+pub fn order_types(
+    checked: &Checked<'_, '_>,
+    dialect: Dialect,
+) -> Result<Vec<EdmType>, QueryError> {
+    let mut w = Writer::new(checked.set(), dialect);
+    Ok(order_terms(&mut w, checked)?
+        .iter()
+        .map(|t| t.edm)
+        .collect())
+}
+
+/// How a statement reaches its page's first row.
+#[derive(Clone, Copy)]
+enum Read<'p> {
+    /// Past the page's offset; selecting the order's values too, or not.
+    Offset { order_values: bool },
+    /// From a position: one part of [`seek::plan`], with the order's values.
+    At(&'p Part<'p>),
+}
+
+fn build<'m>(
+    checked: &Checked<'m, '_>,
+    fetch: &Fetch<'m>,
+    dialect: Dialect,
+    read: Read<'_>,
+) -> Result<Sql, QueryError> {
     let set = checked.set();
     let mut w = Writer::new(set, dialect).with_scopes(fetch.scopes);
     let t0 = w.root_alias();
@@ -89,13 +151,25 @@ pub fn fetch_query<'m>(
             dialect.quote(&format!("__{i}"))
         ));
     }
+    let terms = order_terms(&mut w, checked)?;
+    if matches!(read, Read::At(_) | Read::Offset { order_values: true }) {
+        for (i, term) in terms.iter().enumerate() {
+            let value = dialect.output_value(&term.sql, term.edm.stored());
+            columns.push(format!("{value} AS {}", dialect.quote(&format!("__s{i}"))));
+        }
+    }
     if fetch.count && !fetch.per_value {
         // An uncorrelated subquery: every engine runs it once per statement.
         let count = counting(&mut w, checked, fetch.restriction)?;
         columns.push(format!("({count}) AS {}", dialect.quote("__count")));
     }
     let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
-    let order = order_by(&mut w, checked)?;
+    let (position, order) = match read {
+        Read::At(part) => part.write(&mut w, &terms),
+        Read::Offset { .. } => (None, render_order(&terms, dialect)),
+    };
+    let conditions: Vec<String> = restriction.into_iter().chain(position).collect();
+    let condition = (!conditions.is_empty()).then(|| conditions.join(" AND "));
     let parent = fetch
         .restriction
         .filter(|_| fetch.per_value)
@@ -109,10 +183,13 @@ pub fn fetch_query<'m>(
     }
     let table = dialect.quote(&set.table);
     let mut rows = format!(" FROM {table} AS {t0}");
-    where_with(&mut w, checked, restriction, &mut rows)?;
+    where_with(&mut w, checked, condition, &mut rows)?;
     let select = format!("SELECT {}", columns.join(", "));
     let mut text = format!("{select}{rows}");
-    let first = clamp(fetch.page.offset());
+    let first = match read {
+        Read::At(_) => 0,
+        Read::Offset { .. } => clamp(fetch.page.offset()),
+    };
     let probe = clamp(fetch.page.limit());
     if parent.is_some() {
         let (rn, by) = (dialect.quote("__rn"), dialect.quote("__parent"));

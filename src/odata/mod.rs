@@ -43,7 +43,9 @@ mod scope;
 mod scopes;
 mod search;
 mod security_events;
+mod seek;
 mod service;
+mod skiptoken;
 mod sql;
 mod sql_expr;
 #[cfg(any(test, feature = "internals"))]
@@ -93,6 +95,8 @@ crate::internal! {
         routes, run as run_rows, BodySink, Cell, Cells, Layout, ODataError, Reply, Service, Sink,
     };
 }
+crate::internal! { use seek::Position; }
+crate::internal! { use skiptoken::{SkipTokens, MAX_SKIPTOKEN_LENGTH}; }
 crate::internal! { use sql::{Bind, Sql}; }
 #[cfg(any(test, feature = "internals"))]
 crate::internal! { use statements::{count_query, filter_sql, page_query}; }

@@ -12,15 +12,19 @@ use super::filter::parse_expr;
 use super::lexer::{tokenize, Token, TokenKind};
 use super::query::{Format, OrderItem, Path, Query, Select};
 use super::search::parse_search_expr;
+use super::skiptoken::MAX_SKIPTOKEN_LENGTH;
 
 /// The longest query string accepted, in bytes: as sent (before decoding),
 /// and as next links write it (percent-encoded, see
 /// [`Query::to_query_string`]) with room for their `$top` and `$skip`.
 pub const MAX_QUERY_LENGTH: usize = 8 * 1024;
 
-/// Room kept within [`MAX_QUERY_LENGTH`] for the `$top` and `$skip` a next
-/// link writes: each a `u64` (at most 20 digits) after `&` and its name.
-const PAGING_ROOM: usize = "&$top=".len() + 20 + "&$skip=".len() + 20;
+/// Room kept within [`MAX_QUERY_LENGTH`] for the `$top`, `$skip` and
+/// `$skiptoken` a next link writes: each number a `u64` (at most 20 digits)
+/// and the token at most [`MAX_SKIPTOKEN_LENGTH`], each after `&` and its
+/// name.
+const PAGING_ROOM: usize =
+    "&$top=".len() + 20 + "&$skip=".len() + 20 + "&$skiptoken=".len() + MAX_SKIPTOKEN_LENGTH;
 
 /// Parses a request's query string (with or without its leading `?`).
 ///
@@ -64,12 +68,12 @@ pub fn parse_query(raw: &str) -> Result<Query, ParseError> {
 }
 
 /// Refuses a query whose next links could not be followed. A next link
-/// carries the query as [`Query::to_query_string`] prints it, with `$top`
-/// and `$skip` of its own, and that can be longer than what was sent:
-/// characters sent raw or as `+` print as `%XX` (three bytes for one), an
-/// undecodable `%zz` as `%25zz`, and `$search` words side by side print with
-/// ` AND ` between them. So the printed form, leaving out `$top` and `$skip`
-/// but keeping room for them, must fit in [`MAX_QUERY_LENGTH`] too; then
+/// carries the query as [`Query::to_query_string`] prints it, with `$top`,
+/// `$skip` and `$skiptoken` of its own, and that can be longer than what was
+/// sent: characters sent raw or as `+` print as `%XX` (three bytes for one),
+/// an undecodable `%zz` as `%25zz`, and `$search` words side by side print
+/// with ` AND ` between them. So the printed form, leaving out the paging
+/// options but keeping room for them, must fit in [`MAX_QUERY_LENGTH`] too; then
 /// every link written for an accepted query is accepted, and prints the same.
 /// The option with the longest printed form is named as the one at fault.
 fn check_printed_length(query: &Query) -> Result<(), ParseError> {
@@ -77,7 +81,7 @@ fn check_printed_length(query: &Query) -> Result<(), ParseError> {
     let parameters = query.encoded_parameters();
     let kept: Vec<&(String, String)> = parameters
         .iter()
-        .filter(|(name, _)| name != "$top" && name != "$skip")
+        .filter(|(name, _)| !matches!(name.as_str(), "$top" | "$skip" | "$skiptoken"))
         .collect();
     let separators = kept.len().saturating_sub(1);
     let printed = kept.iter().map(|(_, p)| p.len()).sum::<usize>() + separators;
@@ -89,8 +93,8 @@ fn check_printed_length(query: &Query) -> Result<(), ParseError> {
         .max_by_key(|(_, p)| p.len())
         .map_or("", |(name, _)| name.as_str());
     let message = format!(
-        "percent-encoded as next links write it, the query string (without $top and \
-         $skip) is {printed} bytes; at most {limit} are allowed"
+        "percent-encoded as next links write it, the query string (without $top, \
+         $skip and $skiptoken) is {printed} bytes; at most {limit} are allowed"
     );
     Err(ParseError::new(culprit, 0, message))
 }
@@ -130,6 +134,13 @@ pub(crate) fn apply_option(
     match name {
         "$top" => query.top = Some(non_negative(name, value)?),
         "$skip" => query.skip = Some(non_negative(name, value)?),
+        "$skiptoken" if nested_depth.is_none() => {
+            if value.len() > MAX_SKIPTOKEN_LENGTH {
+                let message = format!("longer than {MAX_SKIPTOKEN_LENGTH} bytes");
+                return Err(ParseError::new(name, 0, message));
+            }
+            query.skiptoken = Some(value.to_owned());
+        }
         "$count" => {
             query.count = match value {
                 "true" => true,

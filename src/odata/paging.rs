@@ -19,7 +19,7 @@
 //! let q = parse_query("$filter=age gt 3&$top=5").unwrap();
 //! let page = request.of(&q);
 //! assert_eq!((page.offset(), page.rows(), page.limit()), (0, 2, 3));
-//! let link = page.next_link("http://h", "Users", &q, 2, true).unwrap();
+//! let link = page.next_link("http://h", "Users", &q, 2, true, None).unwrap();
 //! assert_eq!(link, "http://h/odata/Users?$filter=age%20gt%203&$top=3&$skip=2");
 //! ```
 
@@ -151,8 +151,9 @@ impl Page {
     /// when `$top` is exhausted, or when nothing was delivered.
     ///
     /// The link keeps every query option and extra parameter of `query`,
-    /// replacing `$skip` with the page's offset plus `delivered` and
-    /// lowering `$top` by `delivered`. `set_path` (such as `Users` or
+    /// replacing `$skip` with the page's offset plus `delivered`, lowering
+    /// `$top` by `delivered`, and carrying `token` as its `$skiptoken` (none
+    /// when `None`). `set_path` (such as `Users` or
     /// `Users(3)/posts`) is used as given and must already be URL-safe.
     pub fn next_link(
         &self,
@@ -161,6 +162,7 @@ impl Page {
         query: &Query,
         delivered: u64,
         more_rows_exist: bool,
+        token: Option<String>,
     ) -> Option<String> {
         if !more_rows_exist || delivered == 0 {
             return None;
@@ -174,6 +176,7 @@ impl Page {
             next.top = Some(remaining);
         }
         next.skip = Some(self.offset.saturating_add(delivered));
+        next.skiptoken = token;
         Some(format!(
             "{}/odata/{}?{}",
             base_url.trim_end_matches('/'),

@@ -137,7 +137,14 @@ fn a_page_that_is_not_the_clients_to_size_applies_no_preference() {
 fn link(qs: &str, delivered: u64, more: bool) -> Option<String> {
     let query = parse_query(qs).unwrap();
     let page = Page::from_prefer(None, DEFAULT_PAGE_SIZE, None).of(&query);
-    page.next_link("https://example.test/", "Users", &query, delivered, more)
+    page.next_link(
+        "https://example.test/",
+        "Users",
+        &query,
+        delivered,
+        more,
+        None,
+    )
 }
 
 #[test]
@@ -196,7 +203,7 @@ fn skip_alone_pages_from_the_offset() {
     let page = Page::from_prefer(None, 20, None).of(&q);
     assert_eq!((page.offset(), page.rows()), (50, 20));
     assert_eq!(
-        page.next_link("http://h", "Users", &q, page.rows(), true)
+        page.next_link("http://h", "Users", &q, page.rows(), true, None)
             .as_deref(),
         Some("http://h/odata/Users?$skip=70")
     );
@@ -207,7 +214,7 @@ fn next_link_follows_navigation_paths_and_base_prefixes() {
     let q = parse_query("$top=5").unwrap();
     let page = Page::from_prefer(None, 2, None).of(&q);
     assert_eq!(
-        page.next_link("http://h/app/", "/Users(3)/posts", &q, 2, true)
+        page.next_link("http://h/app/", "/Users(3)/posts", &q, 2, true, None)
             .as_deref(),
         Some("http://h/app/odata/Users(3)/posts?$top=3&$skip=2")
     );

@@ -36,7 +36,7 @@ const VALUE: &AsciiSet = &CONTROLS
 impl Query {
     /// The options that are set, as `(name, value)` pairs in canonical order
     /// (`$filter`, `$search`, `$select`, `$expand`, `$orderby`, `$top`,
-    /// `$skip`, `$count`, `$format`); `extra` is not included.
+    /// `$skip`, `$skiptoken`, `$count`, `$format`); `extra` is not included.
     ///
     /// ```
     /// let q = gatehouse::odata::parse_query("$top=3&$filter=a eq 1").unwrap();
@@ -64,6 +64,9 @@ impl Query {
         }
         if let Some(skip) = self.skip {
             out.push(("$skip", skip.to_string()));
+        }
+        if let Some(token) = &self.skiptoken {
+            out.push(("$skiptoken", token.clone()));
         }
         if self.count {
             out.push(("$count", "true".to_owned()));

@@ -23,6 +23,9 @@ pub struct Query {
     pub top: Option<u64>,
     /// `$skip`: how many entities to leave out from the start.
     pub skip: Option<u64>,
+    /// `$skiptoken`: where the page starts, as a next link wrote it
+    /// (opaque; opened by the service).
+    pub skiptoken: Option<String>,
     /// `$count=true`: include the total count of the (filtered) collection.
     pub count: bool,
     /// `$orderby`: the sort keys, most significant first.

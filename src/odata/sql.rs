@@ -26,7 +26,7 @@
 //! ```
 
 use super::check::Checked;
-use super::model::Property;
+use super::model::{EdmType, Property};
 use super::query::SearchExpr;
 use super::resolve::QueryError;
 use super::sql_expr::{false_if_null, Writer};
@@ -99,19 +99,52 @@ pub(crate) fn where_with<'w>(
     Ok(())
 }
 
-/// `$orderby` terms, then the key (in the last term's direction) unless the
-/// last term already is the key.
-pub(crate) fn order_by<'w>(
+/// One term of a statement's order: the value sorted on, its direction,
+/// whether it can be null (after what the statement's conditions rule out),
+/// and its type.
+#[derive(Debug, Clone)]
+pub(crate) struct OrderTerm {
+    /// The value's SQL.
+    pub sql: String,
+    /// Descending.
+    pub descending: bool,
+    /// The value can be null in the rows the statement reads.
+    pub nullable: bool,
+    /// The value's type.
+    pub edm: EdmType,
+}
+
+impl OrderTerm {
+    /// The term as written after `ORDER BY`, with OData's null ordering.
+    pub fn render(&self, dialect: Dialect) -> String {
+        dialect.order_term(&self.sql, self.descending, self.nullable)
+    }
+}
+
+/// The terms of `order`, comma-separated.
+pub(crate) fn render_order(terms: &[OrderTerm], dialect: Dialect) -> String {
+    let rendered: Vec<String> = terms.iter().map(|t| t.render(dialect)).collect();
+    rendered.join(", ")
+}
+
+/// The terms of a statement's order: `$orderby`'s, then the key (in the
+/// last term's direction) unless the last already is it. The last term is never null and unique over the set.
+pub(crate) fn order_terms<'w>(
     w: &mut Writer<'w>,
     checked: &Checked<'w, '_>,
-) -> Result<String, QueryError> {
+) -> Result<Vec<OrderTerm>, QueryError> {
     let mut terms = Vec::new();
     let conditions = row_conditions(w, checked)?;
     let non_null: Vec<_> = conditions.iter().flat_map(|c| c.non_null_paths()).collect();
     for item in checked.orderby() {
         let value = w.path_value(&item.path)?;
         let nullable = value.nullable && !non_null.iter().any(|p| p.same_as(&item.path));
-        terms.push(w.dialect.order_term(&value.sql, item.descending, nullable));
+        terms.push(OrderTerm {
+            sql: value.sql,
+            descending: item.descending,
+            nullable,
+            edm: item.path.property.edm_type,
+        });
     }
     let root = w.root();
     let ends_in_key = checked.orderby().last().is_some_and(|item| {
@@ -132,9 +165,14 @@ pub(crate) fn order_by<'w>(
         // index on that term's column ends in the key on SQLite and InnoDB,
         // so one scan yields both orders, where a mixed direction needs a sort.
         let descending = checked.orderby().last().is_some_and(|item| item.descending);
-        terms.push(w.dialect.order_term(&value, descending, false));
+        terms.push(OrderTerm {
+            sql: value,
+            descending,
+            nullable: false,
+            edm: key.edm_type,
+        });
     }
-    Ok(terms.join(", "))
+    Ok(terms)
 }
 
 /// A `$search` expression as a condition: each term a case-insensitive

@@ -26,6 +26,7 @@ mod odata_paging;
 mod odata_plans;
 mod odata_resources;
 mod odata_search;
+mod odata_seek;
 mod odata_uuid_keys;
 mod outage;
 mod passwords;

@@ -78,10 +78,9 @@ async fn default_page_size_cuts_the_collection_and_links_the_rest() {
     let answer = app.odata("Things").await;
     assert_eq!(answer.ids(), all_ids()[..3]);
     assert_eq!(answer.header("Preference-Applied"), None);
-    assert_eq!(
-        answer.next_link().as_deref(),
-        Some(format!("{BASE_URL}/odata/Things?$skip=3").as_str())
-    );
+    let link = answer.next_link().expect("a next link");
+    let seek = format!("{BASE_URL}/odata/Things?$skip=3&$skiptoken=");
+    assert!(link.starts_with(&seek), "{link}");
 }
 
 #[rocket::async_test]
@@ -248,8 +247,9 @@ async fn without_a_maximum_a_client_may_ask_for_more_than_the_default() {
 #[rocket::async_test]
 async fn a_query_near_the_length_limit_pages_through_its_next_links() {
     let app = spawn_paged().await;
-    // Each `+` (a space) is `%20` in the next links: 8,122 bytes and more.
-    let uri = format!("/odata/Things?$filter=name+ne+'{}'", "+".repeat(2700));
+    // Each `+` (a space) is `%20` in the next links: 7,522 bytes and more,
+    // with room for the link's $top, $skip and $skiptoken.
+    let uri = format!("/odata/Things?$filter=name+ne+'{}'", "+".repeat(2500));
     let pages = walk(&app, &uri, &[]).await;
     assert!(pages.len() > 2, "{} pages", pages.len());
     assert_eq!(ids_of(&pages), all_ids());
@@ -285,7 +285,8 @@ async fn skip_alone_pages_from_the_offset() {
     let first = app.odata("Things?$skip=4").await;
     assert_eq!(first.ids(), all_ids()[4..7]);
     let link = first.next_link().expect("a next link");
-    assert_eq!(link, format!("{BASE_URL}/odata/Things?$skip=7"));
+    let seek = format!("{BASE_URL}/odata/Things?$skip=7&$skiptoken=");
+    assert!(link.starts_with(&seek), "{link}");
     let second = app.follow(&link, &[]).await;
     assert_eq!(second.ids(), all_ids()[7..]);
     assert!(second.next_link().is_none());

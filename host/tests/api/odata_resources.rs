@@ -466,10 +466,8 @@ async fn contexts_and_next_links_use_the_configured_base_url() {
         "https://api.example.test/odata/$metadata#Things(name)"
     );
     let link = answer.next_link().expect("a next link");
-    assert_eq!(
-        link,
-        "https://api.example.test/odata/Things?$select=name&$skip=4"
-    );
+    let seek = "https://api.example.test/odata/Things?$select=name&$skip=4&$skiptoken=";
+    assert!(link.starts_with(seek), "{link}");
     let next = app
         .get_uri(link.strip_prefix("https://api.example.test").unwrap(), &[])
         .await;

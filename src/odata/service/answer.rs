@@ -8,15 +8,21 @@ use super::expansion::{admit, attach, internal_types, key_type};
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
 use super::rows::{
-    run, run_counted, scalar, BodySink, Entity, EntitySink, InlineCount, Layout, VALUE_OPEN,
+    run, run_page, scalar, BodySink, Entity, EntitySink, InlineCount, Layout, OrderValues,
+    PageRead, VALUE_OPEN,
 };
 use super::values::write_str;
 use crate::db::Dialect;
 use crate::odata::check::{check_query, Checked};
-use crate::odata::fetch::{count_restricted, fetch_query, Fetch, Restriction};
+use crate::odata::fetch::{
+    count_restricted, fetch_query, order_types, seek_statements, Fetch, Restriction,
+};
 use crate::odata::model::{EdmType, EntitySet, NavigationKind};
 use crate::odata::paging::Page;
 use crate::odata::query::{Literal, Path, Query, Select};
+use crate::odata::resolve::QueryError;
+use crate::odata::seek::Position;
+use crate::odata::skiptoken::SkipTokens;
 use crate::odata::sql::Sql;
 use crate::odata::typing::literal_type;
 
@@ -116,20 +122,26 @@ impl<'m> Ctx<'m> {
             &mut body,
             &self.context(&context_fragment(&set.name, query)),
         );
-        let (delivered, more) = if page.rows() == 0 {
+        let seeking = self.seeking(source, &checked, query, page)?;
+        let (delivered, more, token) = if page.rows() == 0 {
             if query.count {
                 let n = scalar(self.db, self.count_sql(source, &checked)?).await?;
                 body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
             }
             body.extend_from_slice(VALUE_OPEN);
-            (0, false)
+            (0, false, None)
         } else {
-            self.rows(source, &checked, page, query.count, &mut body)
-                .await?
+            let read = Read {
+                page,
+                count: query.count,
+                seeking: seeking.as_ref(),
+            };
+            self.rows(source, &checked, read, &mut body).await?
         };
         body.push(b']');
         let origin = &self.service.origin;
-        if let Some(link) = page.next_link(origin, &source.path, query, delivered, more) {
+        let link = page.next_link(origin, &source.path, query, delivered, more, token);
+        if let Some(link) = link {
             body.extend_from_slice(b",\"@odata.nextLink\":");
             write_str(&mut body, &link);
         }
@@ -137,28 +149,81 @@ impl<'m> Ctx<'m> {
         Ok(Reply::json(body))
     }
 
-    /// Writes the count (when `count`) and the page's entities as
+    /// How a collection page of `source` under `query` is read by position:
+    /// `None` for a collection whose next links carry no `$skiptoken` (a
+    /// navigation's, or one ordered by a value a token does not carry).
+    /// 400 for a `$skiptoken` such a collection was sent, or one that does
+    /// not open.
+    fn seeking(
+        &self,
+        source: &Source<'m>,
+        checked: &Checked<'m, '_>,
+        query: &Query,
+        page: Page,
+    ) -> Result<Option<Seeking>, ODataError> {
+        let types = order_types(checked, self.dialect())?;
+        let seekable =
+            source.restriction.is_none() && types.iter().all(|t| SkipTokens::seekable(*t));
+        if !seekable {
+            return match query.skiptoken {
+                Some(_) => Err(QueryError::new(
+                    "invalid_skiptoken",
+                    "$skiptoken",
+                    "this collection's next links carry no $skiptoken; page it with $skip",
+                )
+                .into()),
+                None => Ok(None),
+            };
+        }
+        let binding = SkipTokens::binding(&source.path, query);
+        let position = match &query.skiptoken {
+            Some(token) => Some(Position::After(
+                self.service.tokens.open(&binding, token, &types)?,
+            )),
+            None if page.offset() == 0 => Some(Position::First),
+            None => None,
+        };
+        Ok(Some(Seeking {
+            position,
+            types,
+            binding,
+        }))
+    }
+
+    /// Writes the count (when asked) and the page's entities as
     /// `,"@odata.count":n,"value":[…` onto `body`; answers how many entities
-    /// were written and whether more rows remain.
+    /// were written, whether more rows remain, and the `$skiptoken` of the
+    /// row after the page when it is read by position.
     async fn rows(
         &self,
         source: &Source<'m>,
         checked: &Checked<'m, '_>,
-        page: Page,
-        count: bool,
+        read: Read<'_>,
         body: &mut Vec<u8>,
-    ) -> Result<(u64, bool), ODataError> {
+    ) -> Result<(u64, bool, Option<String>), ODataError> {
+        let Read {
+            page,
+            count,
+            seeking,
+        } = read;
         let set = source.set;
         let expansions = checked.expand();
         let internal = admit(self, expansions)?;
         let selected = checked.selected();
+        let order = seeking.map(|s| OrderValues {
+            first: selected.len() + internal.len(),
+            types: s.types.clone(),
+        });
+        let sought = seeking.is_some_and(|s| matches!(s.position, Some(Position::After(_))));
         // The page statement carries the count; alone it is needed only
         // for an empty page past the first row.
         let count = match count {
             true => Some(InlineCount {
-                column: selected.len() + internal.len(),
+                column: selected.len()
+                    + internal.len()
+                    + order.as_ref().map_or(0, |o| o.types.len()),
                 alone: match page.offset() {
-                    0 => None,
+                    0 if !sought => None,
                     _ => Some(self.count_sql(source, checked)?),
                 },
             }),
@@ -172,7 +237,23 @@ impl<'m> Ctx<'m> {
             scopes: Some(&self.scopes),
             count: count.is_some(),
         };
-        let sql = fetch_query(checked, &fetch, self.dialect())?;
+        let statements = match seeking {
+            Some(seeking) => {
+                seek_statements(checked, &fetch, seeking.position.as_ref(), self.dialect())?
+            }
+            None => vec![fetch_query(checked, &fetch, self.dialect())?],
+        };
+        let read = PageRead {
+            statements,
+            count,
+            order,
+        };
+        let seal = |last: Option<Vec<Literal>>| {
+            let seeking = seeking?;
+            self.service
+                .tokens
+                .seal(&seeking.binding, &last?, &seeking.types)
+        };
         let layout = Layout::new(selected, &set.key, internal_types(expansions), None);
         if expansions.is_empty() {
             let sink = BodySink {
@@ -181,13 +262,13 @@ impl<'m> Ctx<'m> {
                 delivered: 0,
                 opened: false,
             };
-            let (mut sink, more) = run_counted(self.db, count, sql, page.rows(), sink).await?;
+            let (mut sink, more, last) = run_page(self.db, read, page.rows(), sink).await?;
             sink.open();
             *body = sink.body;
-            return Ok((sink.delivered, more));
+            return Ok((sink.delivered, more, seal(last)));
         }
         let sink = EntitySink::new(layout);
-        let (sink, more) = run_counted(self.db, count, sql, page.rows(), sink).await?;
+        let (sink, more, last) = run_page(self.db, read, page.rows(), sink).await?;
         if let Some(n) = sink.count {
             body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
         }
@@ -201,7 +282,7 @@ impl<'m> Ctx<'m> {
             body.extend_from_slice(&entity.json);
             body.push(b'}');
         }
-        Ok((entities.len() as u64, more))
+        Ok((entities.len() as u64, more, seal(last)))
     }
 
     /// The one entity of `source` (already restricted to a key), or 404.
@@ -209,9 +290,12 @@ impl<'m> Ctx<'m> {
         let set = source.set;
         let checked = self.check(set, query)?;
         let mut body = Vec::new();
-        let (found, _) = self
-            .rows(source, &checked, Page::first(1), false, &mut body)
-            .await?;
+        let read = Read {
+            page: Page::first(1),
+            count: false,
+            seeking: None,
+        };
+        let (found, _, _) = self.rows(source, &checked, read, &mut body).await?;
         if found == 0 {
             return Err(ODataError::not_found(format!(
                 "no such entity in {}",
@@ -357,6 +441,25 @@ impl<'m> Ctx<'m> {
         let found = sink.entities.into_iter().next();
         Ok(found)
     }
+}
+
+/// How one page is read: its slice, whether it carries the count, and
+/// whether it is read by position.
+struct Read<'s> {
+    page: Page,
+    count: bool,
+    seeking: Option<&'s Seeking>,
+}
+
+/// A collection page read by position ([`Ctx::seeking`]).
+struct Seeking {
+    /// Where the page starts; `None` past `$skip` rows (a link without a
+    /// `$skiptoken`), still selecting the order's values for the next link.
+    position: Option<Position>,
+    /// The types of the order's terms.
+    types: Vec<EdmType>,
+    /// What the page's tokens are bound to.
+    binding: String,
 }
 
 /// `Set` or `Set(a,b)` with the `$select` list as sent.

@@ -214,7 +214,9 @@ async fn to_many(
             nav.name
         );
         let delivered = group.len() as u64;
-        if let Some(link) = page.next_link(&ctx.service.origin, &path, options, delivered, more) {
+        if let Some(link) =
+            page.next_link(&ctx.service.origin, &path, options, delivered, more, None)
+        {
             parent.json.push(b',');
             write_str(&mut parent.json, &format!("{}@odata.nextLink", nav.name));
             parent.json.push(b':');

@@ -24,6 +24,7 @@ pub use reply::{ODataError, Reply};
 pub use rows::{run, BodySink, Cell, Cells, Layout, Sink};
 
 use super::model::Model;
+use super::skiptoken::SkipTokens;
 use crate::config::{ConfigError, PaginationSettings};
 
 /// The model and paging policy every `/odata` request shares.
@@ -35,6 +36,8 @@ pub struct Service {
     pub origin: String,
     /// Page sizes.
     pub pagination: PaginationSettings,
+    /// Signs and opens the `$skiptoken`s of next links.
+    pub tokens: SkipTokens,
 }
 
 impl Service {
@@ -45,12 +48,14 @@ impl Service {
         model: Model,
         origin: &str,
         pagination: PaginationSettings,
+        tokens: SkipTokens,
     ) -> Result<Service, ConfigError> {
         validate(&model)?;
         Ok(Service {
             model,
             origin: origin.trim_end_matches('/').to_owned(),
             pagination,
+            tokens,
         })
     }
 }

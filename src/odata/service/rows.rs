@@ -15,7 +15,7 @@ use sqlx::{Row, ValueRef};
 use super::prefix::Prefix;
 use super::reply::ODataError;
 pub use super::values::Cell;
-use super::values::{key_literal, write_bool, write_bytes, write_int, write_value};
+use super::values::{key_literal, order_literal, write_bool, write_bytes, write_int, write_value};
 use crate::db::{
     bind_numbered, pg_raw, pg_text, Db, MySqlReads, MyTemporal, PgReads, ReadError, ReadPool,
 };
@@ -689,29 +689,69 @@ pub struct InlineCount {
 /// Runs `sql`, handing each row to `sink`; stops reading after `limit` rows
 /// and answers the sink and whether another row followed.
 pub async fn run<S: Sink>(db: &Db, sql: Sql, limit: u64, sink: S) -> Result<(S, bool), ODataError> {
-    run_counted(db, None, sql, limit, sink).await
+    let read = PageRead {
+        statements: vec![sql],
+        count: None,
+        order: None,
+    };
+    let (sink, more, _) = run_page(db, read, limit, sink).await?;
+    Ok((sink, more))
 }
 
-/// As [`run`], first handing the sink the count `sql` carries.
-pub async fn run_counted<S: Sink>(
+/// The statements of one page and what they carry besides its rows.
+pub struct PageRead {
+    /// Read one after another, until the page and its probe row are read.
+    pub statements: Vec<Sql>,
+    /// The collection's count, carried by the statements' rows.
+    pub count: Option<InlineCount>,
+    /// The order's values, carried by the statements' rows.
+    pub order: Option<OrderValues>,
+}
+
+/// The values of a page's order that its statements select (`__s0`, …),
+/// read off the last row the page can hold, for its next link.
+#[derive(Debug, Clone)]
+pub struct OrderValues {
+    /// The column of the first value.
+    pub first: usize,
+    /// The values' types, in order.
+    pub types: Vec<EdmType>,
+}
+
+/// Runs the statements of `read` in turn, handing each row to `sink`, until
+/// `limit` rows and the probe row beyond them came; answers the sink,
+/// whether the probe row came, and the order values of the page's last row
+/// when the page is full and `read` carries them.
+pub async fn run_page<S: Sink>(
     db: &Db,
-    count: Option<InlineCount>,
-    sql: Sql,
+    page: PageRead,
     limit: u64,
     sink: S,
-) -> Result<(S, bool), ODataError> {
-    let column = count.as_ref().map(|c| c.column);
+) -> Result<(S, bool, Option<Vec<Literal>>), ODataError> {
+    let PageRead {
+        statements,
+        count,
+        order,
+    } = page;
     let feed = Feed {
         sink,
         limit,
         seen: 0,
-        count: column,
+        count: count.as_ref().map(|c| c.column),
         more: false,
+        order,
+        last: None,
     };
     if let Some(reader) = db.sqlite_reader() {
         return reader
             .read(move |conn| {
-                let mut feed = read_sqlite(conn, &sql, feed)?;
+                let mut feed = feed;
+                for sql in &statements {
+                    feed = read_sqlite(conn, sql, feed)?;
+                    if feed.more {
+                        break;
+                    }
+                }
                 if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
                     let n = match alone {
                         Some(alone) => read_sqlite(conn, &alone, Feed::of(counter()))?.sink.total(),
@@ -723,7 +763,13 @@ pub async fn run_counted<S: Sink>(
             })
             .await;
     }
-    let mut feed = read(db, &sql, feed).await?;
+    let mut feed = feed;
+    for sql in &statements {
+        feed = read(db, sql, feed).await?;
+        if feed.more {
+            break;
+        }
+    }
     if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
         let n = match alone {
             Some(alone) => read(db, &alone, Feed::of(counter())).await?.sink.total(),
@@ -743,6 +789,10 @@ struct Feed<S> {
     count: Option<usize>,
     /// Whether a row beyond the limit came.
     more: bool,
+    /// The columns carrying the order's values.
+    order: Option<OrderValues>,
+    /// The order's values of the row at the limit, once it came.
+    last: Option<Vec<Literal>>,
 }
 
 impl<S: Sink> Feed<S> {
@@ -754,6 +804,8 @@ impl<S: Sink> Feed<S> {
             seen: 0,
             count: None,
             more: false,
+            order: None,
+            last: None,
         }
     }
 
@@ -771,11 +823,20 @@ impl<S: Sink> Feed<S> {
         }
         self.sink.row(row)?;
         self.seen += 1;
+        if let Some(order) = self.order.as_ref().filter(|_| self.seen == self.limit) {
+            self.last = order
+                .types
+                .iter()
+                .enumerate()
+                .map(|(i, edm)| Ok(order_literal(row.cell(order.first + i)?, *edm)))
+                .collect::<Result<Option<Vec<_>>, ODataError>>()?;
+        }
         Ok(true)
     }
 
-    fn done(self) -> (S, bool) {
-        (self.sink, self.more)
+    fn done(self) -> (S, bool, Option<Vec<Literal>>) {
+        let last = self.last.filter(|_| self.more);
+        (self.sink, self.more, last)
     }
 }
 

@@ -368,6 +368,32 @@ pub fn key_literal(cell: Cell<'_>, edm: EdmType) -> Option<Literal> {
     }
 }
 
+/// A cell as the literal a `$skiptoken` carries for an order value of type
+/// `edm` (null too); `None` for a value it does not carry.
+pub fn order_literal(cell: Cell<'_>, edm: EdmType) -> Option<Literal> {
+    use EdmType as E;
+    Some(match (cell, edm) {
+        (Cell::Null, _) => Literal::Null,
+        (Cell::Bool(b), E::Boolean) => Literal::Boolean(b),
+        (Cell::Int(n), E::Boolean) => Literal::Boolean(n != 0),
+        (Cell::Int(n), E::Decimal) => Literal::Decimal(n.to_string()),
+        (Cell::Int(n), E::Double) => Literal::Double(n as f64),
+        (Cell::Int(n), edm) if edm.is_integer() => Literal::Int(n),
+        (Cell::Real(x), E::Decimal) if x.is_finite() => {
+            Literal::Decimal(ryu::Buffer::new().format_finite(x).to_owned())
+        }
+        (Cell::Real(x), E::Double) => Literal::Double(x),
+        (Cell::Text(t), E::Decimal) => Literal::Decimal(t.to_owned()),
+        (Cell::Text(t), E::Double) => Literal::Double(t.parse().ok()?),
+        (Cell::Text(t), E::String) => Literal::String(t.to_owned()),
+        (Cell::Text(_), E::Guid) => key_literal(cell, E::Guid)?,
+        (Cell::Text(t), E::Date) => {
+            Literal::Date(Date::parse(t, format_description!("[year]-[month]-[day]")).ok()?)
+        }
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
