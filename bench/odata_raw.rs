@@ -3,7 +3,7 @@
 //!
 //! For the four reference queries it builds the exact statement Gatehouse
 //! sends for a request, with the library's own `parse_query`, `check_query`,
-//! `Page` and `fetch_query` (the guest's scopes, the page size given, and for
+//! `Page` and `seek_statements` (the guest's scopes, the page size given, and for
 //! `$count=true` the count carried by the page statement as its last column
 //! `__count`: one statement per request, as the service sends it when the
 //! page starts at the first row), in the dialect of the database named.
@@ -48,8 +48,8 @@ use std::time::{Duration, Instant};
 
 use gatehouse::db::{bind_numbered, Db, Dialect, ReadError, ReadLimits, SqliteReader};
 use gatehouse::odata::{
-    check_query, fetch_query, parse_query, run_rows, Bind, BodySink, Caller, Cells, EdmType,
-    EntitySet, Fetch, Layout, Model, ODataError, Page, Property, Scopes, Sink, Sql,
+    check_query, parse_query, run_rows, seek_statements, Bind, BodySink, Caller, Cells, EdmType,
+    EntitySet, Fetch, Layout, Model, ODataError, Page, Position, Property, Scopes, Sink, Sql,
 };
 
 /// The four reference queries of the peer's `scripts/bench.sh`, as sent in
@@ -194,6 +194,7 @@ async fn run_server(db: &Db, plan: &Plan) -> Result<u64, ODataError> {
                 body: Vec::with_capacity(256 + 64 * plan.size.min(1000) as usize),
                 delivered: 0,
                 opened: false,
+                out: None,
             };
             let (sink, _) = run_rows(db, page, plan.size, sink).await?;
             std::hint::black_box(&sink.body);
@@ -379,7 +380,13 @@ fn main() {
                 scopes: Some(&scopes),
                 count: query.count,
             };
-            let sql = fetch_query(&checked, &fetch, dialect).expect("page SQL");
+            // As the service plans a page of a set: from the first row, or
+            // past `$skip` rows, the order's values selected for the next
+            // link; the first statement reads the page.
+            let position = (page.offset() == 0).then_some(Position::First);
+            let sql = seek_statements(&checked, &fetch, position.as_ref(), dialect)
+                .expect("page SQL")
+                .swap_remove(0);
             let layout = json.then(|| Layout::new(checked.selected(), &set.key, Vec::new(), None));
             Arc::new(Plan {
                 name,

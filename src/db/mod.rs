@@ -20,7 +20,7 @@ pub use expressions::{DatePart, Stored, TextValue};
 pub use my_text::Temporal as MyTemporal;
 pub use mysql::MySqlReads;
 pub use postgres::{raw as pg_raw, PgReads};
-pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader};
+pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
 pub use schema::{table_columns, Column, SqlType};
 
 use std::time::Duration;

@@ -15,7 +15,7 @@ use mysql_async::{
 use tokio::sync::OnceCell;
 
 use super::server_url::ServerUrl;
-use super::{Bind, ReadError, ReadFailure, ReadLimits, MYSQL_READ_COMMITTED};
+use super::{Bind, ReadError, ReadFailure, ReadLimits, Step, MYSQL_READ_COMMITTED};
 
 /// Prepared statements a connection keeps (least recently used go first).
 const STATEMENTS_KEPT: usize = 256;
@@ -93,36 +93,79 @@ impl MySqlReads {
     }
 
     /// Runs `text` (with `?` placeholders) bound to `binds` as a prepared
-    /// statement and hands each row, as it arrives, to `each` until it
-    /// answers `false`. A connection that turns out lost on the first step
-    /// is dropped and the statement runs again, up to once per connection
-    /// the pool may hold.
-    pub async fn each<E: From<ReadError>>(
+    /// statement and hands each row, as it arrives, to `each`, which says
+    /// how to go on ([`Step`]). A connection that turns out lost on the
+    /// first step is dropped and the statement runs again, up to once per
+    /// connection the pool may hold. A read abandoned while the statement
+    /// runs (its future dropped, or a [`Step::Wait`] that failed) ends the
+    /// statement's connection on the server.
+    pub async fn each<E, W>(
         &self,
         text: &str,
         binds: &[Bind],
-        mut each: impl FnMut(&Row) -> Result<bool, E>,
-    ) -> Result<(), E> {
+        mut each: impl FnMut(&Row) -> Result<Step<W>, E>,
+    ) -> Result<(), E>
+    where
+        E: From<ReadError>,
+        W: std::future::Future<Output = Result<(), E>>,
+    {
         let pool = self.pool().await?;
         let mut retries = self.limits.max_connections;
         loop {
             let mut conn = pool.get_conn().await.map_err(ReadError::from)?;
+            let mut guard = Abandoned {
+                pool: pool.clone(),
+                id: Some(conn.id()),
+            };
             let params = Params::Positional(binds.iter().map(value).collect());
             let mut result = match conn.exec_iter(text, params).await {
                 Ok(result) => result,
                 Err(e) if retries > 0 && is_lost(&e) => {
+                    guard.id = None;
                     retries -= 1;
                     continue;
                 }
-                Err(e) => return Err(ReadError::from(e).into()),
+                Err(e) => {
+                    guard.id = None;
+                    return Err(ReadError::from(e).into());
+                }
             };
             while let Some(row) = result.next().await.map_err(ReadError::from)? {
-                if !each(&row)? {
-                    break;
+                match each(&row)? {
+                    Step::Next => {}
+                    Step::Stop => break,
+                    Step::Wait(wait) => wait.await?,
                 }
             }
+            guard.id = None;
             return Ok(());
         }
+    }
+}
+
+/// Ends, when dropped holding one, the server connection of a statement
+/// whose rows nobody reads any more: the server would otherwise finish it
+/// for nobody, and the pool would read the rest before reusing it.
+struct Abandoned {
+    pool: Pool,
+    id: Option<u32>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id, tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        let pool = self.pool.clone();
+        runtime.spawn(async move {
+            let killed = async {
+                let mut conn = pool.get_conn().await?;
+                conn.query_drop(format!("KILL {id}")).await
+            };
+            if let Err(e) = killed.await {
+                tracing::warn!(error = %e, "an abandoned statement could not be ended");
+            }
+        });
     }
 }
 

@@ -93,7 +93,8 @@ impl PgReads {
                 Ok(rows) => {
                     return Ok(PgRows {
                         rows: Box::pin(rows),
-                        _conn: conn,
+                        conn: Some(conn),
+                        settled: false,
                     })
                 }
                 Err(e) if retries > 0 && is_lost(&e) => {
@@ -201,13 +202,48 @@ fn is_lost(e: &tokio_postgres::Error) -> bool {
 /// The rows of one running statement, holding its connection until dropped.
 pub struct PgRows {
     rows: Pin<Box<RowStream>>,
-    _conn: Object,
+    /// Held while the rows are read; taken out of the pool when they are
+    /// abandoned.
+    conn: Option<Object>,
+    /// The last row came, or the reader let the rest go on purpose.
+    settled: bool,
 }
 
 impl PgRows {
     /// The next row; `None` after the last.
     pub async fn next(&mut self) -> Result<Option<Row>, ReadError> {
-        Ok(self.rows.try_next().await?)
+        let row = self.rows.try_next().await?;
+        self.settled |= row.is_none();
+        Ok(row)
+    }
+
+    /// Lets the statement's remaining rows go: the reader has what it wants
+    /// (a statement bounded by `LIMIT` sends few more), and the connection
+    /// passes them over.
+    pub fn finish(mut self) {
+        self.settled = true;
+    }
+}
+
+impl Drop for PgRows {
+    /// Rows dropped while the statement still runs (the client that wanted
+    /// them went away) cancel it on the server, which would otherwise
+    /// finish it for nobody.
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take().filter(|_| !self.settled) else {
+            return;
+        };
+        // The connection leaves the pool (and closes), so the cancel cannot
+        // reach a later statement on it.
+        let token = conn.cancel_token();
+        drop(Object::take(conn));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = token.cancel_query(NoTls).await {
+                    tracing::warn!(error = %e, "an abandoned statement could not be cancelled");
+                }
+            });
+        }
     }
 }
 

@@ -49,6 +49,19 @@ impl Connection {
     }
 }
 
+/// What a reader's row callback asks of it after a row.
+#[derive(Debug)]
+pub enum Step<W> {
+    /// The next row.
+    Next,
+    /// No more rows: the reader has what it wants, and the rest of the
+    /// statement (bounded by its `LIMIT`) is let go.
+    Stop,
+    /// The next row once `W` is done (the rows so far have gone out);
+    /// if `W` fails, the read is abandoned and its statement ended.
+    Wait(W),
+}
+
 /// A failure of the read threads or of SQLite itself.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

@@ -78,7 +78,10 @@ crate::internal! { use check::{check_query, Checked, Expansion}; }
 crate::internal! { use declare::declared_sets; }
 crate::internal! { use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS}; }
 crate::internal! {
-    use fetch::{count_per_value, count_restricted, fetch_query, Fetch, Restriction};
+    use fetch::{
+        count_per_value, count_restricted, fetch_query, order_types, seek_statements, Fetch,
+        Restriction,
+    };
 }
 crate::internal! { use filter::{MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT}; }
 crate::internal! { use metadata::{metadata_xml, service_document, NAMESPACE}; }

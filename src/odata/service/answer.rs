@@ -4,25 +4,18 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
 use super::ctx::{Ctx, Source};
-use super::expansion::{admit, attach, internal_types, key_type};
+use super::expansion::key_type;
+use super::page::Read;
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
-use super::rows::{
-    run, run_page, scalar, BodySink, Entity, EntitySink, InlineCount, Layout, OrderValues,
-    PageRead, VALUE_OPEN,
-};
+use super::rows::{run, scalar, Entity, EntitySink, Layout, VALUE_OPEN};
 use super::values::write_str;
 use crate::db::Dialect;
 use crate::odata::check::{check_query, Checked};
-use crate::odata::fetch::{
-    count_restricted, fetch_query, order_types, seek_statements, Fetch, Restriction,
-};
+use crate::odata::fetch::{count_restricted, fetch_query, Fetch, Restriction};
 use crate::odata::model::{EdmType, EntitySet, NavigationKind};
 use crate::odata::paging::Page;
 use crate::odata::query::{Literal, Path, Query, Select};
-use crate::odata::resolve::QueryError;
-use crate::odata::seek::Position;
-use crate::odata::skiptoken::SkipTokens;
 use crate::odata::sql::Sql;
 use crate::odata::typing::literal_type;
 
@@ -59,7 +52,7 @@ impl<'m> Ctx<'m> {
     }
 
     /// `<origin>/odata/$metadata#<fragment>`.
-    fn context(&self, fragment: &str) -> String {
+    pub(super) fn context(&self, fragment: &str) -> String {
         format!("{}/odata/$metadata#{fragment}", self.service.origin)
     }
 
@@ -99,190 +92,12 @@ impl<'m> Ctx<'m> {
 
     /// `query` checked against the model for `set`: once per request, for
     /// every statement that answers it.
-    fn check<'q>(
+    pub(super) fn check<'q>(
         &self,
         set: &'m EntitySet,
         query: &'q Query,
     ) -> Result<Checked<'m, 'q>, ODataError> {
         Ok(check_query(&self.service.model, set, query)?)
-    }
-
-    /// A page of `source` as the collection response.
-    pub async fn collection(
-        &self,
-        source: &Source<'m>,
-        query: &Query,
-    ) -> Result<Reply, ODataError> {
-        let set = source.set;
-        let checked = self.check(set, query)?;
-        let page = self.page.of(query);
-        let mut body = Vec::with_capacity(256 + 128 * page.rows().min(1000) as usize);
-        body.extend_from_slice(b"{\"@odata.context\":");
-        write_str(
-            &mut body,
-            &self.context(&context_fragment(&set.name, query)),
-        );
-        let seeking = self.seeking(source, &checked, query, page)?;
-        let (delivered, more, token) = if page.rows() == 0 {
-            if query.count {
-                let n = scalar(self.db, self.count_sql(source, &checked)?).await?;
-                body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
-            }
-            body.extend_from_slice(VALUE_OPEN);
-            (0, false, None)
-        } else {
-            let read = Read {
-                page,
-                count: query.count,
-                seeking: seeking.as_ref(),
-            };
-            self.rows(source, &checked, read, &mut body).await?
-        };
-        body.push(b']');
-        let origin = &self.service.origin;
-        let link = page.next_link(origin, &source.path, query, delivered, more, token);
-        if let Some(link) = link {
-            body.extend_from_slice(b",\"@odata.nextLink\":");
-            write_str(&mut body, &link);
-        }
-        body.push(b'}');
-        Ok(Reply::json(body))
-    }
-
-    /// How a collection page of `source` under `query` is read by position:
-    /// `None` for a collection whose next links carry no `$skiptoken` (a
-    /// navigation's, or one ordered by a value a token does not carry).
-    /// 400 for a `$skiptoken` such a collection was sent, or one that does
-    /// not open.
-    fn seeking(
-        &self,
-        source: &Source<'m>,
-        checked: &Checked<'m, '_>,
-        query: &Query,
-        page: Page,
-    ) -> Result<Option<Seeking>, ODataError> {
-        let types = order_types(checked, self.dialect())?;
-        let seekable =
-            source.restriction.is_none() && types.iter().all(|t| SkipTokens::seekable(*t));
-        if !seekable {
-            return match query.skiptoken {
-                Some(_) => Err(QueryError::new(
-                    "invalid_skiptoken",
-                    "$skiptoken",
-                    "this collection's next links carry no $skiptoken; page it with $skip",
-                )
-                .into()),
-                None => Ok(None),
-            };
-        }
-        let binding = SkipTokens::binding(&source.path, query);
-        let position = match &query.skiptoken {
-            Some(token) => Some(Position::After(
-                self.service.tokens.open(&binding, token, &types)?,
-            )),
-            None if page.offset() == 0 => Some(Position::First),
-            None => None,
-        };
-        Ok(Some(Seeking {
-            position,
-            types,
-            binding,
-        }))
-    }
-
-    /// Writes the count (when asked) and the page's entities as
-    /// `,"@odata.count":n,"value":[…` onto `body`; answers how many entities
-    /// were written, whether more rows remain, and the `$skiptoken` of the
-    /// row after the page when it is read by position.
-    async fn rows(
-        &self,
-        source: &Source<'m>,
-        checked: &Checked<'m, '_>,
-        read: Read<'_>,
-        body: &mut Vec<u8>,
-    ) -> Result<(u64, bool, Option<String>), ODataError> {
-        let Read {
-            page,
-            count,
-            seeking,
-        } = read;
-        let set = source.set;
-        let expansions = checked.expand();
-        let internal = admit(self, expansions)?;
-        let selected = checked.selected();
-        let order = seeking.map(|s| OrderValues {
-            first: selected.len() + internal.len(),
-            types: s.types.clone(),
-        });
-        let sought = seeking.is_some_and(|s| matches!(s.position, Some(Position::After(_))));
-        // The page statement carries the count; alone it is needed only
-        // for an empty page past the first row.
-        let count = match count {
-            true => Some(InlineCount {
-                column: selected.len()
-                    + internal.len()
-                    + order.as_ref().map_or(0, |o| o.types.len()),
-                alone: match page.offset() {
-                    0 if !sought => None,
-                    _ => Some(self.count_sql(source, checked)?),
-                },
-            }),
-            false => None,
-        };
-        let fetch = Fetch {
-            restriction: source.restriction.as_ref(),
-            per_value: false,
-            internal,
-            page,
-            scopes: Some(&self.scopes),
-            count: count.is_some(),
-        };
-        let statements = match seeking {
-            Some(seeking) => {
-                seek_statements(checked, &fetch, seeking.position.as_ref(), self.dialect())?
-            }
-            None => vec![fetch_query(checked, &fetch, self.dialect())?],
-        };
-        let read = PageRead {
-            statements,
-            count,
-            order,
-        };
-        let seal = |last: Option<Vec<Literal>>| {
-            let seeking = seeking?;
-            self.service
-                .tokens
-                .seal(&seeking.binding, &last?, &seeking.types)
-        };
-        let layout = Layout::new(selected, &set.key, internal_types(expansions), None);
-        if expansions.is_empty() {
-            let sink = BodySink {
-                layout,
-                body: std::mem::take(body),
-                delivered: 0,
-                opened: false,
-            };
-            let (mut sink, more, last) = run_page(self.db, read, page.rows(), sink).await?;
-            sink.open();
-            *body = sink.body;
-            return Ok((sink.delivered, more, seal(last)));
-        }
-        let sink = EntitySink::new(layout);
-        let (sink, more, last) = run_page(self.db, read, page.rows(), sink).await?;
-        if let Some(n) = sink.count {
-            body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
-        }
-        body.extend_from_slice(VALUE_OPEN);
-        let mut entities = sink.entities;
-        attach(self, set, expansions, &mut entities).await?;
-        for (i, entity) in entities.iter().enumerate() {
-            if i > 0 {
-                body.push(b',');
-            }
-            body.extend_from_slice(&entity.json);
-            body.push(b'}');
-        }
-        Ok((entities.len() as u64, more, seal(last)))
     }
 
     /// The one entity of `source` (already restricted to a key), or 404.
@@ -324,7 +139,11 @@ impl<'m> Ctx<'m> {
 
     /// The statement counting the rows of `source` that `checked`'s filter
     /// and search admit, under the caller's scope.
-    fn count_sql(&self, source: &Source<'m>, checked: &Checked<'m, '_>) -> Result<Sql, ODataError> {
+    pub(super) fn count_sql(
+        &self,
+        source: &Source<'m>,
+        checked: &Checked<'m, '_>,
+    ) -> Result<Sql, ODataError> {
         Ok(count_restricted(
             checked,
             source.restriction.as_ref(),
@@ -443,27 +262,8 @@ impl<'m> Ctx<'m> {
     }
 }
 
-/// How one page is read: its slice, whether it carries the count, and
-/// whether it is read by position.
-struct Read<'s> {
-    page: Page,
-    count: bool,
-    seeking: Option<&'s Seeking>,
-}
-
-/// A collection page read by position ([`Ctx::seeking`]).
-struct Seeking {
-    /// Where the page starts; `None` past `$skip` rows (a link without a
-    /// `$skiptoken`), still selecting the order's values for the next link.
-    position: Option<Position>,
-    /// The types of the order's terms.
-    types: Vec<EdmType>,
-    /// What the page's tokens are bound to.
-    binding: String,
-}
-
 /// `Set` or `Set(a,b)` with the `$select` list as sent.
-fn context_fragment(set: &str, query: &Query) -> String {
+pub(super) fn context_fragment(set: &str, query: &Query) -> String {
     match &query.select {
         Some(select) => format!("{set}({select})"),
         None => set.to_owned(),

@@ -12,7 +12,7 @@ use rocket::response::{self, Responder, Response};
 use rocket::Request;
 
 use super::read::{answer, Incoming};
-use super::reply::{ODataError, Wire, ODATA_VERSION};
+use super::reply::{ODataError, Reply, Wire, ODATA_VERSION};
 use super::Service;
 use crate::odata::batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest};
 use crate::odata::scope::Caller;
@@ -127,7 +127,7 @@ async fn answer_one(
         caller: caller.clone(),
     };
     let segments: Vec<&str> = target.segments.iter().map(String::as_str).collect();
-    answer(&segments, incoming).await.into()
+    Reply::wire_of(answer(&segments, incoming).await).await
 }
 
 /// Where a request of a batch points below `/odata`.

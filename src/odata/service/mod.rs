@@ -12,6 +12,7 @@ mod batch;
 mod ctx;
 mod expansion;
 mod number;
+mod page;
 mod path;
 mod prefix;
 mod read;

@@ -4,12 +4,17 @@
 //! boundary is [`ODataError`]; database failures become a generic 500 whose
 //! detail goes to the log only.
 
+use std::pin::Pin;
+
+use futures::{Stream, StreamExt};
 use rocket::http::{ContentType, Header, Status};
 use rocket::response::{self, Responder, Response};
 use rocket::Request;
 use serde_json::json;
+use tokio_util::io::StreamReader;
 
 use super::path::PathError;
+use super::rows::{Chunk, CHUNK_BYTES};
 use crate::odata::{BatchError, ParseError, QueryError};
 
 /// The header every `/odata` response carries.
@@ -22,10 +27,22 @@ pub struct Reply {
     pub status: Status,
     /// JSON, XML or plain text.
     pub content_type: ContentType,
-    /// The serialized body.
+    /// The serialized body, or its start when the rest streams.
     pub body: Vec<u8>,
+    /// The rest of the body, read from the database as it is sent.
+    pub rest: Option<Rest>,
     /// `Preference-Applied`, when a page-size preference was honoured.
     pub preference_applied: Option<String>,
+}
+
+/// The rest of a streamed body: its pieces as the database yields them,
+/// ending early with the failure that stopped the read.
+pub struct Rest(pub Pin<Box<dyn Stream<Item = Chunk> + Send>>);
+
+impl std::fmt::Debug for Rest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rest(…)")
+    }
 }
 
 impl Reply {
@@ -36,25 +53,48 @@ impl Reply {
             content_type: ContentType::new("application", "json")
                 .with_params([("odata.metadata", "minimal"), ("odata.streaming", "true")]),
             body,
+            rest: None,
             preference_applied: None,
         }
     }
-}
 
-impl Reply {
-    /// The answer as it goes on the wire.
-    pub fn wire(self) -> Wire {
+    /// The headers the answer carries, `Content-Type` first.
+    fn headers(&self) -> Vec<(&'static str, String)> {
         let mut headers = vec![
             ("Content-Type", self.content_type.to_string()),
             (ODATA_VERSION.0, ODATA_VERSION.1.to_owned()),
         ];
-        if let Some(applied) = self.preference_applied {
-            headers.push(("Preference-Applied", applied));
+        if let Some(applied) = &self.preference_applied {
+            headers.push(("Preference-Applied", applied.clone()));
+        }
+        headers
+    }
+
+    /// The answer as it goes on the wire, its streamed rest read whole
+    /// (a `$batch` part); a read that fails on the way answers its error.
+    pub async fn wire(self) -> Wire {
+        let headers = self.headers();
+        let mut body = self.body;
+        if let Some(Rest(mut rest)) = self.rest {
+            while let Some(chunk) = rest.next().await {
+                match chunk {
+                    Ok(chunk) => body.extend_from_slice(&chunk),
+                    Err(e) => return e.wire(),
+                }
+            }
         }
         Wire {
             status: self.status,
             headers,
-            body: self.body,
+            body,
+        }
+    }
+
+    /// The answer, or its error, as it goes on the wire (see [`wire`](Self::wire)).
+    pub async fn wire_of(answer: Result<Reply, ODataError>) -> Wire {
+        match answer {
+            Ok(reply) => reply.wire().await,
+            Err(error) => error.wire(),
         }
     }
 }
@@ -69,15 +109,6 @@ pub struct Wire {
     pub headers: Vec<(&'static str, String)>,
     /// The body; empty for 204.
     pub body: Vec<u8>,
-}
-
-impl From<Result<Reply, ODataError>> for Wire {
-    fn from(answer: Result<Reply, ODataError>) -> Wire {
-        match answer {
-            Ok(reply) => reply.wire(),
-            Err(error) => error.wire(),
-        }
-    }
 }
 
 impl Wire {
@@ -110,7 +141,34 @@ impl<'r> Responder<'r, 'static> for Wire {
 
 impl<'r> Responder<'r, 'static> for Reply {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
-        self.wire().respond_to(req)
+        let headers = self.headers();
+        let Some(Rest(rest)) = self.rest else {
+            let wire = Wire {
+                status: self.status,
+                headers,
+                body: self.body,
+            };
+            return wire.respond_to(req);
+        };
+        let mut response = Response::build();
+        response.status(self.status);
+        for (name, value) in headers {
+            response.header(Header::new(name, value));
+        }
+        // A failure after the first piece can no longer change the status:
+        // the body ends unfinished, which the client sees as a broken
+        // transfer rather than a complete document.
+        let pieces = futures::stream::once(futures::future::ready(Ok(self.body)))
+            .chain(rest)
+            .map(|chunk| {
+                chunk
+                    .map(std::io::Cursor::new)
+                    .map_err(|e| std::io::Error::other(e.message))
+            });
+        response.streamed_body(StreamReader::new(pieces));
+        let mut response = response.finalize();
+        response.set_max_chunk_size(CHUNK_BYTES + 4096);
+        Ok(response)
     }
 }
 
@@ -204,6 +262,17 @@ impl ODataError {
             "invalid_value",
             "the query computes a value the database cannot represent \
              (such as a division by zero or a number out of range)",
+        )
+    }
+
+    /// The client stopped reading a streamed body (it went away, or took
+    /// nothing for too long): the read is abandoned. Nobody receives it.
+    pub fn client_gone() -> ODataError {
+        tracing::info!("odata read abandoned: the client stopped reading the body");
+        ODataError::new(
+            Status::RequestTimeout,
+            "client_gone",
+            "the client stopped reading the answer",
         )
     }
 

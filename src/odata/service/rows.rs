@@ -7,6 +7,7 @@
 //! the same code.
 
 use std::cell::{OnceCell, RefCell};
+use std::time::Duration;
 
 use futures::TryStreamExt;
 use sqlx::any::{AnyRow, AnyTypeInfoKind};
@@ -17,7 +18,7 @@ use super::reply::ODataError;
 pub use super::values::Cell;
 use super::values::{key_literal, order_literal, write_bool, write_bytes, write_int, write_value};
 use crate::db::{
-    bind_numbered, pg_raw, pg_text, Db, MySqlReads, MyTemporal, PgReads, ReadError, ReadPool,
+    bind_numbered, pg_raw, pg_text, Db, MySqlReads, MyTemporal, PgReads, ReadError, ReadPool, Step,
 };
 use crate::odata::{Bind, EdmType, Literal, Property, Sql};
 
@@ -482,6 +483,46 @@ pub trait Sink: Send + 'static {
 
     /// Takes the collection's count, before any row.
     fn count(&mut self, _n: i64) {}
+
+    /// Output ready to go out now, when the sink streams and has enough.
+    fn handoff(&mut self) -> Option<Handoff> {
+        None
+    }
+}
+
+/// A piece of a streamed body, or the failure that ends it.
+pub type Chunk = Result<Vec<u8>, ODataError>;
+
+/// How much body a streaming sink gathers before handing it on.
+pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// How long a reader waits for a client to take the next piece of its
+/// body before it abandons the read.
+const STALLED_CLIENT: Duration = Duration::from_secs(10);
+
+/// Body bytes a streaming sink has ready, and where they go.
+pub struct Handoff {
+    bytes: Vec<u8>,
+    to: flume::Sender<Chunk>,
+}
+
+impl Handoff {
+    /// Sends the bytes, waiting while the client is behind; fails when it
+    /// went away or stalled.
+    pub async fn send(self) -> Result<(), ODataError> {
+        let sent = tokio::time::timeout(STALLED_CLIENT, self.to.send_async(Ok(self.bytes))).await;
+        match sent {
+            Ok(Ok(())) => Ok(()),
+            _ => Err(ODataError::client_gone()),
+        }
+    }
+
+    /// As [`send`](Self::send), on a thread of its own (SQLite's readers).
+    pub fn send_blocking(self) -> Result<(), ODataError> {
+        self.to
+            .send_timeout(Ok(self.bytes), STALLED_CLIENT)
+            .map_err(|_| ODataError::client_gone())
+    }
 }
 
 /// An entity being written: its JSON object without the closing brace (so
@@ -585,6 +626,8 @@ pub struct BodySink {
     pub delivered: u64,
     /// Whether `,"value":[` is written.
     pub opened: bool,
+    /// Where the body goes as it grows, when it streams.
+    pub out: Option<flume::Sender<Chunk>>,
 }
 
 impl BodySink {
@@ -613,6 +656,15 @@ impl Sink for BodySink {
         self.body.push(b'}');
         self.delivered += 1;
         Ok(())
+    }
+
+    fn handoff(&mut self) -> Option<Handoff> {
+        if self.body.len() < CHUNK_BYTES {
+            return None;
+        }
+        let to = self.out.clone()?;
+        let bytes = std::mem::replace(&mut self.body, Vec::with_capacity(CHUNK_BYTES + 1024));
+        Some(Handoff { bytes, to })
     }
 }
 
@@ -889,13 +941,18 @@ async fn read_postgres<S: Sink>(
         for text in &mut texts {
             text.take();
         }
-        let row = PgCells {
+        let go = feed.take(&PgCells {
             row: &row,
             kinds: &kinds,
             texts: &texts,
             scratch: &scratch,
-        };
-        if !feed.take(&row)? {
+        })?;
+        if let Some(handoff) = feed.sink.handoff() {
+            // Dropping `rows` unfinished cancels the statement.
+            handoff.send().await?;
+        }
+        if !go {
+            rows.finish();
             break;
         }
     }
@@ -923,11 +980,16 @@ async fn read_mysql<S: Sink>(
             for text in &mut texts {
                 text.take();
             }
-            taker.take(&MyCells {
+            let go = taker.take(&MyCells {
                 row,
                 columns: &columns,
                 texts: &texts,
                 scratch: &scratch,
+            })?;
+            Ok(match taker.sink.handoff() {
+                Some(handoff) => Step::Wait(handoff.send()),
+                None if go => Step::Next,
+                None => Step::Stop,
             })
         })
         .await?;
@@ -952,11 +1014,14 @@ async fn read_any<S: Sink>(db: &Db, sql: &Sql, mut feed: Feed<S>) -> Result<Feed
     let blobs_are_text = db.dialect().blobs_are_text();
     let mut rows = bound(sql).fetch(db.pool());
     while let Some(row) = rows.try_next().await? {
-        let row = SqlxRow {
+        let go = feed.take(&SqlxRow {
             row: &row,
             blobs_are_text,
-        };
-        if !feed.take(&row)? {
+        })?;
+        if let Some(handoff) = feed.sink.handoff() {
+            handoff.send().await?;
+        }
+        if !go {
             break;
         }
     }
@@ -972,7 +1037,11 @@ fn read_sqlite<S: Sink>(
     bind_numbered(&mut stmt, &sql.binds).map_err(ReadError::from)?;
     let mut rows = stmt.raw_query();
     while let Some(row) = rows.next().map_err(ReadError::from)? {
-        if !feed.take(row)? {
+        let go = feed.take(row)?;
+        if let Some(handoff) = feed.sink.handoff() {
+            handoff.send_blocking()?;
+        }
+        if !go {
             break;
         }
     }
