@@ -1,13 +1,18 @@
-# Shared by bench/odata.sh, bench/odata_ladder.sh, bench/builds.sh and
-# bench/batch.sh (sourced, not run): the reference queries, the Items data
-# sets, Gatehouse's configuration for them and starting/stopping one
-# Gatehouse process on an engine, so that every benchmark measures the same
-# queries on the same rows with the same settings.
+# Shared by bench/odata.sh, bench/odata_ladder.sh, bench/builds.sh,
+# bench/batch.sh and bench/odata_walk.sh (sourced, not run): the reference
+# queries, the Items data sets, Gatehouse's configuration for them and
+# starting/stopping one Gatehouse process on an engine, so that every
+# benchmark measures the same queries on the same rows with the same settings.
 #
 # The sourcing script sets: ROOT, DATA (SQLite files), OUT (configs and logs
 # are written there), GH_BIN, GH_PORT, GH_BASE (http://127.0.0.1:$GH_PORT/odata),
 # PAGE_SIZE (pagination.default and .max), BASE_ROWS (the size whose
 # PostgreSQL/MariaDB database is gh_bench), and a die() function.
+# Optional, read by write_config/start_gh (defaults keep the settings above):
+# GH_PROFILE (the Rocket profile the config is written for and Gatehouse runs
+# with; default release, a debug build serves debug), PAGE_MAX
+# (pagination.max; default PAGE_SIZE) and STATEMENT_TIMEOUT_MS
+# (odata.statement_timeout_ms; default unset: Gatehouse's own).
 # start_gh/stop_gh keep the running process's id in GH_PID. slap and sized
 # (mariadb-slap runs) use CONNS. write_statements runs RAW_BIN (the release
 # example odata_raw) and writes below $OUT/sql, which pgbench_script and
@@ -67,32 +72,35 @@ load_data() { # load_data "ENGINES" "SIZES"
 }
 
 write_config() { # write_config ENGINE SIZE: $OUT/Rocket-ENGINE-SIZE.toml
-  local secret
+  local secret p="${GH_PROFILE:-release}" timeout=""
   secret="$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
+  if [[ -n "${STATEMENT_TIMEOUT_MS:-}" ]]; then
+    timeout="[$p.odata]"$'\n'"statement_timeout_ms = $STATEMENT_TIMEOUT_MS"$'\n\n'
+  fi
   cat >"$OUT/Rocket-$1-$2.toml" <<TOML
-[release]
+[$p]
 address = "127.0.0.1"
 port = $GH_PORT
 base_url = "http://127.0.0.1:$GH_PORT"
 secret_key = "$secret"
 log_level = "off"
 
-[release.databases.main]
+[$p.databases.main]
 url = "$(db_url "$1" "$2")"
 
-[release.odata.pagination]
+${timeout}[$p.odata.pagination]
 default = $PAGE_SIZE
-max = $PAGE_SIZE
+max = ${PAGE_MAX:-$PAGE_SIZE}
 
 # Public: wrk sends no credentials, as the peer runs without authentication.
-[release.odata.sets.Items]
+[$p.odata.sets.Items]
 table = "items"
 key = "ID"
 public = true
 searchable = ["name"]
 
 # The peer's EDM types (its \$metadata).
-[release.odata.sets.Items.types]
+[$p.odata.sets.Items.types]
 ID = "Edm.Int32"
 quantity = "Edm.Int32"
 price = "Edm.Decimal"
@@ -109,7 +117,7 @@ start_gh() { # start_gh ENGINE SIZE: one Gatehouse process, answering GET /odata
     die "something already listens on port $GH_PORT; set GH_PORT"
   fi
   echo "--- $(date +%H:%M:%S) start" >>"$log"
-  ROCKET_CONFIG="$OUT/Rocket-$engine-$size.toml" ROCKET_PROFILE=release RUST_LOG=warn \
+  ROCKET_CONFIG="$OUT/Rocket-$engine-$size.toml" ROCKET_PROFILE="${GH_PROFILE:-release}" RUST_LOG=warn \
     "$GH_BIN" serve >>"$log" 2>&1 &
   GH_PID=$!
   for _ in $(seq 1 300); do

@@ -11,8 +11,12 @@
 //! lies in is read first, and the other only when the page needs more rows.
 //!
 //! After a row, the condition is the order's comparison spelled out term by
-//! term (`a > x OR (a = x AND (b > y OR …))`), each term null-aware, with a
-//! bound on the first term (`a >= x AND …`) that the index range starts from.
+//! term (`a > x OR (a = x AND (b > y OR …))`), each term null-aware. Where
+//! it can, the first term bounds the index range, and within the bound the
+//! rest decides: `a >= x AND (a > x OR b > y)`. PostgreSQL estimates that
+//! form's rows well; with `a = x` repeated inside, it multiplies the bound
+//! by its own complement, guesses too few rows past the middle of a long
+//! walk, and sorts every remaining match instead of reading the index.
 
 use super::query::Literal;
 use super::sql::{render_order, OrderTerm};
@@ -124,10 +128,13 @@ fn seek(w: &mut Writer<'_>, terms: &[OrderTerm], values: &[Literal]) -> String {
             (term, placeholder)
         })
         .collect();
-    let mut condition: Option<String> = None;
-    for (term, value) in bound.iter().rev() {
+    let Some(((first, value), later)) = bound.split_first() else {
+        return "1 = 0".to_owned();
+    };
+    let mut rest: Option<String> = None;
+    for (term, value) in later.iter().rev() {
         let after = after(term, value.as_deref());
-        condition = Some(match condition {
+        rest = Some(match rest {
             None => after,
             Some(rest) => format!(
                 "({after} OR ({} AND {rest}))",
@@ -135,16 +142,24 @@ fn seek(w: &mut Writer<'_>, terms: &[OrderTerm], values: &[Literal]) -> String {
             ),
         });
     }
-    let condition = condition.unwrap_or_else(|| "1 = 0".to_owned());
-    match bound.first() {
-        // A lone term is its own bound. Null rows come after every value
-        // when descending: no bound keeps them, so a term that can be null
-        // gets none.
-        Some((term, Some(value))) if bound.len() > 1 && !(term.nullable && term.descending) => {
-            let op = if term.descending { "<=" } else { ">=" };
-            format!("{} {op} {value} AND {condition}", term.sql)
+    let after_first = after(first, value.as_deref());
+    let Some(rest) = rest else {
+        // A lone term is its own bound.
+        return after_first;
+    };
+    match value {
+        // Bounded for the index: within the bound, a row not after the
+        // first term's value has that value, so the rest decides. Null rows
+        // come after every value when descending: no bound keeps them, so a
+        // term that can be null gets none.
+        Some(value) if !(first.nullable && first.descending) => {
+            let op = if first.descending { "<=" } else { ">=" };
+            format!("{} {op} {value} AND ({after_first} OR {rest})", first.sql)
         }
-        _ => condition,
+        _ => format!(
+            "({after_first} OR ({} AND {rest}))",
+            equal(first, value.as_deref())
+        ),
     }
 }
 

@@ -27,6 +27,7 @@ mod odata_plans;
 mod odata_resources;
 mod odata_search;
 mod odata_seek;
+mod odata_stream;
 mod odata_uuid_keys;
 mod outage;
 mod passwords;
