@@ -147,6 +147,14 @@ impl Gatehouse {
         let secret_key = two_factor::key::application_key(rocket.figment())?;
         let tokens = SkipTokens::derive(secret_key.expose_secret());
         let odata = self.odata_service(&db, &settings, tokens).await?;
+        if !odata.model.sets.is_empty() && db.reads().is_none() {
+            return Err(
+                "`databases.main.url` names an in-memory SQLite database, whose OData \
+                        reads could not be held to `odata.statement_timeout_ms`: name a \
+                        database file to serve OData sets"
+                    .to_owned(),
+            );
+        }
         let catalog = Arc::new(Catalog::load(Screen::messages)?);
         let settings = Arc::new(settings);
         let auth = &settings.auth;

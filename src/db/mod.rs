@@ -102,10 +102,10 @@ pub struct DbPool {
     /// Where the pool connects; kept for the bulk-read connections and never
     /// printed (it may hold a password).
     url: std::sync::Arc<str>,
-    reader: Option<SqliteReader>,
-    /// A server engine's connections for bulk reads (OData), apart from
-    /// `pool`, with the statement timeout set on each.
-    reads: Option<ReadPool>,
+    /// The connections bulk reads (OData) use, apart from `pool`, each
+    /// statement under the read timeout; `None` for an in-memory SQLite
+    /// database, which no other connection can open.
+    reads: Option<Reads>,
 }
 
 impl std::fmt::Debug for DbPool {
@@ -181,11 +181,15 @@ impl rocket_db_pools::Pool for DbPool {
     }
 }
 
-/// A server engine's pool for bulk reads, on the engine's own driver: rows
-/// are decoded straight from the wire buffers (sqlx's `Any` driver copies
-/// every value first), and each connection keeps its prepared statements.
+/// The connections bulk reads (OData) go through, one kind per engine:
+/// rows are decoded straight from the engine's own buffers (sqlx's `Any`
+/// driver copies every value first), and every statement runs under the
+/// read timeout (SQLite's progress handler on its read threads, each
+/// server's own statement timeout on its connections).
 #[derive(Clone, Debug)]
-pub enum ReadPool {
+pub enum Reads {
+    /// SQLite, plain connections on their own threads.
+    Sqlite(SqliteReader),
     /// PostgreSQL, on `tokio-postgres`.
     Postgres(PgReads),
     /// MySQL or MariaDB, on `mysql_async`.
@@ -289,40 +293,27 @@ impl DbPool {
             pool: options.connect(url).await?,
             dialect,
             url: url.into(),
-            reader: None,
             reads: None,
         })
     }
 
     fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
         let url = &*self.url;
-        let (reader, reads) = match self.dialect {
-            Dialect::Sqlite => (SqliteReader::for_url(url, limits), None),
-            Dialect::Postgres => (
-                None,
-                Some(ReadPool::Postgres(
-                    PgReads::new(url, limits)
-                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
-                )),
-            ),
-            Dialect::MySql => (
-                None,
-                Some(ReadPool::MySql(
-                    MySqlReads::new(url, limits)
-                        .map_err(|e| sqlx::Error::Configuration(e.to_string().into()))?,
-                )),
-            ),
+        let refused = |e: ReadError| sqlx::Error::Configuration(e.to_string().into());
+        let reads = match self.dialect {
+            Dialect::Sqlite => SqliteReader::for_url(url, limits).map(Reads::Sqlite),
+            Dialect::Postgres => Some(Reads::Postgres(PgReads::new(url, limits).map_err(refused)?)),
+            Dialect::MySql => Some(Reads::MySql(MySqlReads::new(url, limits).map_err(refused)?)),
         };
         Ok(Self {
-            reader,
             reads,
             ..self.clone()
         })
     }
 
-    /// The connections bulk reads (OData) use on a server engine; `None` on
-    /// SQLite, which reads through [`DbPool::sqlite_reader`] or the pool.
-    pub(crate) fn read_pool(&self) -> Option<&ReadPool> {
+    /// The connections bulk reads (OData) use; `None` for an in-memory
+    /// SQLite database, on which the OData service refuses to start.
+    pub(crate) fn reads(&self) -> Option<&Reads> {
         self.reads.as_ref()
     }
 
@@ -334,11 +325,6 @@ impl DbPool {
     /// The SQL dialect of this database.
     pub fn dialect(&self) -> Dialect {
         self.dialect
-    }
-
-    /// The read threads with plain SQLite connections, for a SQLite file.
-    pub(crate) fn sqlite_reader(&self) -> Option<&SqliteReader> {
-        self.reader.as_ref()
     }
 
     /// The underlying pool.

@@ -156,7 +156,13 @@ impl SqliteReader {
     pub fn for_url(url: &str, limits: super::ReadLimits) -> Option<SqliteReader> {
         let options: SqliteConnectOptions = url.parse().ok()?;
         let path = options.get_filename().to_path_buf();
-        if path.as_os_str().is_empty() || path.to_string_lossy().contains(":memory:") {
+        // sqlx names its in-memory databases `file:sqlx-in-memory-<n>`.
+        let name = path.to_string_lossy();
+        let in_memory = url.contains(":memory:")
+            || url.contains("mode=memory")
+            || name.contains(":memory:")
+            || name.starts_with("file:sqlx-in-memory");
+        if path.as_os_str().is_empty() || in_memory {
             return None;
         }
         // Two readers per core: more help large pages and slow small ones

@@ -273,3 +273,13 @@ async fn a_host_that_uses_the_guards_without_attaching_gatehouse_fails_at_launch
         .attach(Gatehouse::new());
     assert!(attached.ignite().await.is_ok());
 }
+
+#[rocket::async_test]
+async fn odata_sets_on_an_in_memory_sqlite_database_are_refused_at_start() {
+    // Its reads could not be held to the statement timeout: only the
+    // threads that read a database file can be.
+    let rocket = rocket::custom(figment("sqlite::memory:"))
+        .mount("/", routes![home, dashboard])
+        .attach(Gatehouse::new().odata_set(gatehouse::odata::security_events()));
+    assert_fails_to_ignite(rocket).await;
+}

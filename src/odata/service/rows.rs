@@ -1,26 +1,23 @@
-//! Running a statement and handing its rows, as they arrive, to a [`Sink`]
-//! that writes them out at once: memory follows the page, never the table.
+//! Running a page's statements and handing their rows, as they arrive, to
+//! a [`Sink`] that writes them out at once: memory follows a piece of the
+//! page, never the table.
 //!
-//! On a SQLite file the rows are read on a read thread with a plain SQLite
-//! connection, straight from SQLite's buffers; on other engines they
-//! stream from sqlx. Either way a sink sees [`Cells`], so the JSON writing is
-//! the same code.
+//! The rows come through the database's bulk reads ([`Reads`]): on SQLite a
+//! read thread with a plain connection, straight from SQLite's buffers; on
+//! PostgreSQL and MySQL the engine's own client. Each engine's row is read
+//! through [`Cells`], so the JSON writing is the same code.
 
 use std::cell::{OnceCell, RefCell};
 use std::time::Duration;
-
-use futures::TryStreamExt;
-use sqlx::any::{AnyRow, AnyTypeInfoKind};
-use sqlx::{Row, ValueRef};
 
 use super::prefix::Prefix;
 use super::reply::ODataError;
 pub use super::values::Cell;
 use super::values::{key_literal, order_literal, write_bool, write_bytes, write_int, write_value};
 use crate::db::{
-    bind_numbered, pg_raw, pg_text, Db, MySqlReads, MyTemporal, PgReads, ReadError, ReadPool, Step,
+    bind_numbered, pg_raw, pg_text, Db, MySqlReads, MyTemporal, PgReads, ReadError, Reads, Step,
 };
-use crate::odata::{Bind, EdmType, Literal, Property, Sql};
+use crate::odata::{EdmType, Literal, Property, Sql};
 
 /// A row whose columns are read by position.
 pub trait Cells {
@@ -45,35 +42,6 @@ pub trait Cells {
             self.write(i, *edm, out)?;
         }
         Ok(())
-    }
-}
-
-/// A row read through sqlx, and whether its blobs are text (see
-/// [`Dialect::blobs_are_text`](crate::db::Dialect::blobs_are_text)).
-struct SqlxRow<'a> {
-    row: &'a AnyRow,
-    blobs_are_text: bool,
-}
-
-impl Cells for SqlxRow<'_> {
-    fn cell(&self, i: usize) -> Result<Cell<'_>, ODataError> {
-        let row = self.row;
-        Ok(match row.try_get_raw(i)?.type_info().kind() {
-            AnyTypeInfoKind::Null => Cell::Null,
-            AnyTypeInfoKind::Bool => Cell::Bool(row.try_get(i)?),
-            AnyTypeInfoKind::SmallInt | AnyTypeInfoKind::Integer | AnyTypeInfoKind::BigInt => {
-                Cell::Int(row.try_get(i)?)
-            }
-            AnyTypeInfoKind::Real | AnyTypeInfoKind::Double => Cell::Real(row.try_get(i)?),
-            AnyTypeInfoKind::Text => Cell::Text(row.try_get(i)?),
-            AnyTypeInfoKind::Blob => {
-                let bytes: &[u8] = row.try_get(i)?;
-                match std::str::from_utf8(bytes) {
-                    Ok(text) if self.blobs_are_text => Cell::Text(text),
-                    _ => Cell::Blob(bytes),
-                }
-            }
-        })
     }
 }
 
@@ -794,42 +762,46 @@ pub async fn run_page<S: Sink>(
         order,
         last: None,
     };
-    if let Some(reader) = db.sqlite_reader() {
-        return reader
-            .read(move |conn| {
-                let mut feed = feed;
-                for sql in &statements {
-                    feed = read_sqlite(conn, sql, feed)?;
-                    if feed.more {
-                        break;
-                    }
+    let reader = match db.reads() {
+        Some(Reads::Sqlite(reader)) => reader,
+        Some(reads) => {
+            let mut feed = feed;
+            for sql in &statements {
+                feed = read(reads, sql, feed).await?;
+                if feed.more {
+                    break;
                 }
-                if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
-                    let n = match alone {
-                        Some(alone) => read_sqlite(conn, &alone, Feed::of(counter()))?.sink.total(),
-                        None => 0,
-                    };
-                    feed.sink.count(n);
-                }
-                Ok(feed.done())
-            })
-            .await;
-    }
-    let mut feed = feed;
-    for sql in &statements {
-        feed = read(db, sql, feed).await?;
-        if feed.more {
-            break;
+            }
+            if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
+                let n = match alone {
+                    Some(alone) => read(reads, &alone, Feed::of(counter())).await?.sink.total(),
+                    None => 0,
+                };
+                feed.sink.count(n);
+            }
+            return Ok(feed.done());
         }
-    }
-    if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
-        let n = match alone {
-            Some(alone) => read(db, &alone, Feed::of(counter())).await?.sink.total(),
-            None => 0,
-        };
-        feed.sink.count(n);
-    }
-    Ok(feed.done())
+        None => return Err(ODataError::internal(&"the database has no bulk reads")),
+    };
+    reader
+        .read(move |conn| {
+            let mut feed = feed;
+            for sql in &statements {
+                feed = read_sqlite(conn, sql, feed)?;
+                if feed.more {
+                    break;
+                }
+            }
+            if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
+                let n = match alone {
+                    Some(alone) => read_sqlite(conn, &alone, Feed::of(counter()))?.sink.total(),
+                    None => 0,
+                };
+                feed.sink.count(n);
+            }
+            Ok(feed.done())
+        })
+        .await
 }
 
 /// A sink being fed the rows of one statement, up to a limit.
@@ -912,13 +884,12 @@ pub async fn scalar(db: &Db, sql: Sql) -> Result<i64, ODataError> {
     Ok(sink.total())
 }
 
-/// Feeds the rows of `sql` from a server engine's own driver, or else
-/// (SQLite in memory) from sqlx's `Any` pool.
-async fn read<S: Sink>(db: &Db, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODataError> {
-    match db.read_pool() {
-        Some(ReadPool::Postgres(pool)) => read_postgres(pool, sql, feed).await,
-        Some(ReadPool::MySql(pool)) => read_mysql(pool, sql, feed).await,
-        None => read_any(db, sql, feed).await,
+/// Feeds the rows of `sql` from a server engine's own driver.
+async fn read<S: Sink>(reads: &Reads, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODataError> {
+    match reads {
+        Reads::Postgres(pool) => read_postgres(pool, sql, feed).await,
+        Reads::MySql(pool) => read_mysql(pool, sql, feed).await,
+        Reads::Sqlite(_) => Err(ODataError::internal(&"SQLite is read on its threads")),
     }
 }
 
@@ -993,38 +964,6 @@ async fn read_mysql<S: Sink>(
             })
         })
         .await?;
-    Ok(feed)
-}
-
-/// `sql` with its values bound, for sqlx's `Any` driver.
-fn bound(sql: &Sql) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
-    let mut q = sqlx::query(&sql.text);
-    for bind in &sql.binds {
-        q = match bind {
-            Bind::Bool(b) => q.bind(*b),
-            Bind::Int(i) => q.bind(*i),
-            Bind::Text(t) | Bind::Decimal(t) => q.bind(t.as_str()),
-            Bind::Double(d) => q.bind(*d),
-        };
-    }
-    q
-}
-
-async fn read_any<S: Sink>(db: &Db, sql: &Sql, mut feed: Feed<S>) -> Result<Feed<S>, ODataError> {
-    let blobs_are_text = db.dialect().blobs_are_text();
-    let mut rows = bound(sql).fetch(db.pool());
-    while let Some(row) = rows.try_next().await? {
-        let go = feed.take(&SqlxRow {
-            row: &row,
-            blobs_are_text,
-        })?;
-        if let Some(handoff) = feed.sink.handoff() {
-            handoff.send().await?;
-        }
-        if !go {
-            break;
-        }
-    }
     Ok(feed)
 }
 
