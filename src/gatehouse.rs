@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rocket::fairing::{self, Fairing, Info, Kind};
 
-use rocket::{routes, Build, Request, Response, Rocket};
+use rocket::{Build, Request, Response, Rocket};
 use secrecy::ExposeSecret;
 
 use crate::auth::reset::requests::ResetRequests;
@@ -214,8 +214,14 @@ impl Gatehouse {
             .cloned()
             .chain(configured)
             .fold(Model::new(), Model::set);
-        let pagination = settings.odata.pagination.clone();
-        Service::new(model, settings.origin(), pagination, tokens).map_err(|e| e.to_string())
+        Service::new(
+            model,
+            settings.origin(),
+            &settings.odata,
+            tokens,
+            db.clone(),
+        )
+        .map_err(|e| e.to_string())
     }
 }
 
@@ -245,14 +251,7 @@ impl Fairing for Gatehouse {
                 .manage(state)
                 .manage(odata)
                 .mount("/", crate::routes::all())
-                .mount(
-                    "/",
-                    routes![
-                        odata::routes::root,
-                        odata::routes::odata,
-                        odata::routes::batch,
-                    ],
-                )
+                .mount("/", odata::routes::all())
                 .register("/", crate::routes::catchers())),
             Err((rocket, message)) => {
                 tracing::error!("Gatehouse cannot start: {message}");

@@ -7,18 +7,18 @@ use rocket::Request;
 
 use super::reply::ODataError;
 use crate::auth::tokens;
+use crate::db::Db;
 use crate::odata::scope::Caller;
 use crate::session::Session;
-use crate::state::GatehouseState;
 
 /// The caller of `req`.
-pub async fn caller(req: &Request<'_>, gh: &GatehouseState) -> Result<Caller, ODataError> {
+pub async fn caller(req: &Request<'_>, db: &Db) -> Result<Caller, ODataError> {
     if let Some(header) = req.headers().get_one("Authorization") {
         let (scheme, token) = header.trim().split_once(' ').unwrap_or((header, ""));
         if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
             return Err(ODataError::unauthorized());
         }
-        return match tokens::user_of(&gh.db, token.trim()).await? {
+        return match tokens::user_of(db, token.trim()).await? {
             Some(user_id) => Ok(Caller {
                 user_id: Some(user_id),
             }),

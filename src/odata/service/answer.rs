@@ -8,7 +8,8 @@ use super::expansion::key_type;
 use super::page::Read;
 use super::path::KeySegment;
 use super::reply::{ODataError, Reply};
-use super::rows::{run, scalar, Entity, EntitySink, Layout, VALUE_OPEN};
+use super::rows::{run, scalar};
+use super::sinks::{Entity, EntitySink, Layout, VALUE_OPEN};
 use super::values::write_str;
 use crate::db::Dialect;
 use crate::odata::check::{check_query, Checked};
@@ -49,11 +50,6 @@ impl<'m> Ctx<'m> {
     /// A key as written in a resource path, URL-safe.
     pub fn key_in_path(&self, key: &Literal) -> String {
         utf8_percent_encode(&key.to_string(), KEY_IN_PATH).to_string()
-    }
-
-    /// `<origin>/odata/$metadata#<fragment>`.
-    pub(super) fn context(&self, fragment: &str) -> String {
-        format!("{}/odata/$metadata#{fragment}", self.service.origin)
     }
 
     /// The rows `restriction` admits, as a restriction on `set`'s key.
@@ -119,8 +115,7 @@ impl<'m> Ctx<'m> {
         }
         let mut out = Vec::with_capacity(body.len() + 128);
         out.extend_from_slice(b"{\"@odata.context\":");
-        let fragment = format!("{}/$entity", context_fragment(&set.name, query));
-        write_str(&mut out, &self.context(&fragment));
+        write_str(&mut out, &self.context(&set.name, query, true));
         out.push(b',');
         // `,"value":[{` then the entity's properties.
         let properties = body.strip_prefix(VALUE_OPEN).unwrap_or(&body);
@@ -259,13 +254,5 @@ impl<'m> Ctx<'m> {
         let (sink, _) = run(self.db, sql, 1, sink).await?;
         let found = sink.entities.into_iter().next();
         Ok(found)
-    }
-}
-
-/// `Set` or `Set(a,b)` with the `$select` list as sent.
-pub(super) fn context_fragment(set: &str, query: &Query) -> String {
-    match &query.select {
-        Some(select) => format!("{set}({select})"),
-        None => set.to_owned(),
     }
 }

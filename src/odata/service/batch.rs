@@ -16,14 +16,12 @@ use super::reply::{ODataError, Reply, Wire, ODATA_VERSION};
 use super::Service;
 use crate::odata::batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest};
 use crate::odata::scope::Caller;
-use crate::state::GatehouseState;
 
 /// The largest batch body read; a larger one is refused (400).
 pub const MAX_BATCH_BYTES: u64 = 1024 * 1024;
 
 /// The answers to a batch, written as they are made.
 pub struct Answers<'r> {
-    gh: &'r GatehouseState,
     service: &'r Service,
     caller: Result<Caller, ODataError>,
     batch: Batch,
@@ -49,10 +47,8 @@ impl<'r> Answers<'r> {
             return Err(BatchError::Malformed(message).into());
         }
         let content_type = content_type.map(ToString::to_string).unwrap_or_default();
-        let max = incoming.gh.settings.odata.batch_max;
-        let batch = parse_batch(&content_type, &bytes, max)?;
+        let batch = parse_batch(&content_type, &bytes, incoming.service.batch_max)?;
         Ok(Answers {
-            gh: incoming.gh,
             service: incoming.service,
             caller: incoming.caller,
             batch,
@@ -64,7 +60,6 @@ impl<'r> Answers<'r> {
 impl<'r> Responder<'r, 'r> for Answers<'r> {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'r> {
         let Answers {
-            gh,
             service,
             caller,
             batch,
@@ -80,7 +75,7 @@ impl<'r> Responder<'r, 'r> for Answers<'r> {
                 yield b"{\"responses\":[".to_vec();
             }
             for request in &batch.requests {
-                let wire = answer_one(gh, service, &caller, request).await;
+                let wire = answer_one(service, &caller, request).await;
                 yield match batch.format {
                     BatchFormat::Multipart => multipart_part(&boundary, request, wire),
                     BatchFormat::Json => json_response(request, wire, std::mem::take(&mut first)),
@@ -101,7 +96,6 @@ impl<'r> Responder<'r, 'r> for Answers<'r> {
 
 /// One request of a batch, answered as if it had come alone.
 async fn answer_one(
-    gh: &GatehouseState,
     service: &Service,
     caller: &Result<Caller, ODataError>,
     request: &BatchRequest,
@@ -120,7 +114,6 @@ async fn answer_one(
         .map(|(_, value)| value.as_str())
         .collect();
     let incoming = Incoming {
-        gh,
         service,
         query: target.query.as_deref().unwrap_or(""),
         prefer: (!prefer.is_empty()).then(|| prefer.join(",")),

@@ -1,13 +1,15 @@
 //! What one request's answer works with: the service, the database, the
 //! caller, the page and the caller's scopes ([`Ctx`]), and where rows come
-//! from ([`Source`]). Answering (`answer.rs`) and `$expand` (`expansion.rs`)
-//! both take a `Ctx`; its methods live with the answers in `answer.rs`.
+//! from ([`Source`]). Answering (`answer.rs`, `page.rs`) and `$expand`
+//! (`expansion.rs`) take a `Ctx`; its methods live with the answers, but
+//! for the context URL every answer writes.
 
 use super::Service;
 use crate::db::Db;
 use crate::odata::fetch::Restriction;
 use crate::odata::model::EntitySet;
 use crate::odata::paging::Page;
+use crate::odata::query::Query;
 use crate::odata::scope::Caller;
 use crate::odata::scopes::Scopes;
 
@@ -34,4 +36,19 @@ pub struct Source<'m> {
     pub restriction: Option<Restriction>,
     /// The resource path next links point at (`Users`, `Users(3)/posts`).
     pub path: String,
+}
+
+impl Ctx<'_> {
+    /// The `@odata.context` of an answer over `set` under `query`:
+    /// `<origin>/odata/$metadata#Set`, with the `$select` list as sent
+    /// (`Set(a,b)`), and `/$entity` for one entity.
+    pub fn context(&self, set: &str, query: &Query, entity: bool) -> String {
+        let origin = &self.service.origin;
+        let selected = match &query.select {
+            Some(select) => format!("({select})"),
+            None => String::new(),
+        };
+        let entity = if entity { "/$entity" } else { "" };
+        format!("{origin}/odata/$metadata#{set}{selected}{entity}")
+    }
 }

@@ -13,7 +13,8 @@ use futures::FutureExt;
 
 use super::ctx::Ctx;
 use super::reply::ODataError;
-use super::rows::{run, CountSink, Entity, EntitySink, Layout};
+use super::rows::run;
+use super::sinks::{CountSink, Entity, EntitySink, Layout};
 use super::values::write_str;
 use crate::odata::check::Expansion;
 use crate::odata::fetch::{count_per_value, fetch_query, Fetch, Restriction};

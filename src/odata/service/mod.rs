@@ -9,6 +9,7 @@
 mod access;
 mod answer;
 mod batch;
+mod cells;
 mod ctx;
 mod expansion;
 mod number;
@@ -19,16 +20,22 @@ mod read;
 mod reply;
 pub mod routes;
 mod rows;
+mod sinks;
 mod values;
 
+pub use cells::Cells;
 pub use reply::{ODataError, Reply};
-pub use rows::{run, BodySink, Cell, Cells, Layout, Sink};
+pub use rows::run;
+pub use sinks::{BodySink, Layout, Sink};
+pub use values::Cell;
 
 use super::model::Model;
 use super::skiptoken::SkipTokens;
-use crate::config::{ConfigError, PaginationSettings};
+use crate::config::{ConfigError, ODataSettings, PaginationSettings};
+use crate::db::Db;
 
-/// The model and paging policy every `/odata` request shares.
+/// What every `/odata` request shares: the model, the paging policy and
+/// batch limit, the token key, and the database.
 #[derive(Debug)]
 pub struct Service {
     /// The declared sets.
@@ -37,8 +44,12 @@ pub struct Service {
     pub origin: String,
     /// Page sizes.
     pub pagination: PaginationSettings,
+    /// The most requests a `$batch` may hold.
+    pub batch_max: usize,
     /// Signs and opens the `$skiptoken`s of next links.
     pub tokens: SkipTokens,
+    /// The database the sets are read from, with its bulk reads.
+    pub db: Db,
 }
 
 impl Service {
@@ -48,15 +59,18 @@ impl Service {
     pub fn new(
         model: Model,
         origin: &str,
-        pagination: PaginationSettings,
+        settings: &ODataSettings,
         tokens: SkipTokens,
+        db: Db,
     ) -> Result<Service, ConfigError> {
         validate(&model)?;
         Ok(Service {
             model,
             origin: origin.trim_end_matches('/').to_owned(),
-            pagination,
+            pagination: settings.pagination.clone(),
+            batch_max: settings.batch_max,
             tokens,
+            db,
         })
     }
 }

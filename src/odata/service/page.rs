@@ -10,14 +10,11 @@ use std::pin::Pin;
 use futures::future::{ready, select, Either};
 use futures::{Stream, StreamExt};
 
-use super::answer::context_fragment;
 use super::ctx::{Ctx, Source};
 use super::expansion::{admit, attach, internal_types};
-use super::reply::{ODataError, Reply, Rest};
-use super::rows::{
-    run_page, scalar, BodySink, Chunk, EntitySink, InlineCount, Layout, OrderValues, PageRead,
-    VALUE_OPEN,
-};
+use super::reply::{Chunk, ODataError, Reply, Rest};
+use super::rows::{run_page, scalar, InlineCount, OrderValues, PageRead};
+use super::sinks::{BodySink, EntitySink, Layout, VALUE_OPEN};
 use super::values::write_str;
 use crate::db::Db;
 use crate::odata::check::Checked;
@@ -113,10 +110,7 @@ impl<'m> Ctx<'m> {
         let page = self.page.of(query);
         let mut body = Vec::with_capacity(256 + 128 * page.rows().min(1000) as usize);
         body.extend_from_slice(b"{\"@odata.context\":");
-        write_str(
-            &mut body,
-            &self.context(&context_fragment(&set.name, query)),
-        );
+        write_str(&mut body, &self.context(&set.name, query, false));
         let seeking = self.seeking(source, &checked, query, page)?;
         let close = Close {
             page,

@@ -18,11 +18,9 @@ use crate::odata::options::parse_query;
 use crate::odata::paging::Page;
 use crate::odata::scope::Caller;
 use crate::odata::scopes::Scopes;
-use crate::state::GatehouseState;
 
 /// What the handler needs from the request besides its path.
 pub struct Incoming<'r> {
-    pub(super) gh: &'r GatehouseState,
     pub(super) service: &'r Service,
     /// The raw (still percent-encoded) query string.
     pub(super) query: &'r str,
@@ -36,17 +34,15 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
     type Error = std::convert::Infallible;
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        let (Some(gh), Some(service)) = (GatehouseState::of(req), req.rocket().state::<Service>())
-        else {
+        let Some(service) = req.rocket().state::<Service>() else {
             return Outcome::Forward(Status::NotFound);
         };
         let prefer: Vec<&str> = req.headers().get("Prefer").collect();
         Outcome::Success(Incoming {
-            gh,
             service,
             query: req.uri().query().map_or("", |q| q.as_str()),
             prefer: (!prefer.is_empty()).then(|| prefer.join(",")),
-            caller: access::caller(req, gh).await,
+            caller: access::caller(req, &service.db).await,
         })
     }
 }
@@ -122,7 +118,7 @@ async fn resource(
     );
     let ctx = Ctx {
         service,
-        db: &incoming.gh.db,
+        db: &service.db,
         caller,
         page,
         scopes: Scopes::for_caller(&service.model, &caller),

@@ -14,11 +14,16 @@ use serde_json::json;
 use tokio_util::io::StreamReader;
 
 use super::path::PathError;
-use super::rows::{Chunk, CHUNK_BYTES};
 use crate::odata::{BatchError, ParseError, QueryError};
 
 /// The header every `/odata` response carries.
 pub const ODATA_VERSION: (&str, &str) = ("OData-Version", "4.0");
+
+/// A piece of a streamed body, or the failure that ends it.
+pub type Chunk = Result<Vec<u8>, ODataError>;
+
+/// How much body a streaming sink gathers before handing it on.
+pub const CHUNK_BYTES: usize = 64 * 1024;
 
 /// A successful OData response.
 #[derive(Debug)]

@@ -3,12 +3,17 @@
 use rocket::data::Data;
 use rocket::http::uri::{fmt::Path, Segments};
 use rocket::http::ContentType;
-use rocket::{get, post};
+use rocket::{get, post, routes, Route};
 
 use super::batch::Answers;
 use super::read::{answer, Incoming};
 use super::reply::{ODataError, Reply};
 use crate::security::SameOrigin;
+
+/// Every `/odata` route, as the fairing mounts them.
+pub fn all() -> Vec<Route> {
+    routes![root, odata, batch]
+}
 
 /// `GET /odata` (the service document).
 #[get("/odata")]
