@@ -206,3 +206,60 @@ async fn a_client_that_goes_away_ends_its_statement() {
     let next = app.get_json("/odata/Wide(7)").await;
     assert_eq!(next.status(), Status::Ok);
 }
+
+#[rocket::async_test]
+async fn a_batch_part_streams_its_page_whole_in_either_format() {
+    let app = spawn_wide().await;
+    let prefer = format!("odata.maxpagesize={}", ROWS + 10);
+    let json = serde_json::json!({"requests": [
+        {"id": "1", "method": "GET", "url": "Wide?$select=id", "headers": {"Prefer": prefer}},
+        {"id": "2", "method": "GET", "url": "Wide(7)"},
+    ]});
+    let response = app
+        .client
+        .post("/odata/$batch")
+        .header(rocket::http::ContentType::JSON)
+        .body(json.to_string())
+        .dispatch()
+        .await;
+    assert_eq!(response.status(), Status::Ok);
+    let body: Value = serde_json::from_str(&response.into_string().await.expect("a body"))
+        .expect("one JSON document");
+    let page = &body["responses"][0];
+    assert_eq!(page["status"], 200);
+    let ids: Vec<i64> = page["body"]["value"]
+        .as_array()
+        .expect("the page")
+        .iter()
+        .map(|e| e["id"].as_i64().expect("an id"))
+        .collect();
+    assert_eq!(ids, (1..=ROWS).collect::<Vec<_>>());
+    assert_eq!(body["responses"][1]["body"]["id"], 7, "the part after it");
+
+    let multipart = format!(
+        "--b\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n\
+         GET Wide?$select=id HTTP/1.1\r\nPrefer: {prefer}\r\n\r\n\r\n--b--\r\n"
+    );
+    let response = app
+        .client
+        .post("/odata/$batch")
+        .header(
+            rocket::http::ContentType::parse_flexible("multipart/mixed; boundary=b")
+                .expect("a content type"),
+        )
+        .body(multipart)
+        .dispatch()
+        .await;
+    assert_eq!(response.status(), Status::Ok);
+    let text = response.into_string().await.expect("a body");
+    let (head, rest) = text.split_once("\r\n\r\nHTTP/1.1 200 OK\r\n").expect("the part");
+    assert!(head.contains("application/http"), "{head}");
+    let (headers, body) = rest.split_once("\r\n\r\n").expect("the part's headers");
+    assert!(
+        !headers.to_ascii_lowercase().contains("content-length"),
+        "a streamed part is delimited by its boundary: {headers}"
+    );
+    let end = body.rfind("\r\n--batchresponse_").expect("the closing boundary");
+    let page: Value = serde_json::from_str(&body[..end]).expect("the part's body is whole");
+    assert_eq!(page["value"].as_array().map(Vec::len), Some(ROWS as usize));
+}

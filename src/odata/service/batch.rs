@@ -4,6 +4,7 @@
 //! one inner answer is held at a time: each is written out before the next
 //! is made.
 
+use futures::StreamExt;
 use rocket::data::{Data, ToByteUnit};
 use rocket::http::uri::Origin;
 use rocket::http::{ContentType, Header, Status};
@@ -12,7 +13,7 @@ use rocket::response::{self, Responder, Response};
 use rocket::Request;
 
 use super::read::{answer, Incoming};
-use super::reply::{ODataError, Reply, Wire, ODATA_VERSION};
+use super::reply::{ODataError, Reply, Rest, Wire, ODATA_VERSION};
 use super::Service;
 use crate::odata::batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest};
 use crate::odata::scope::Caller;
@@ -75,11 +76,24 @@ impl<'r> Responder<'r, 'r> for Answers<'r> {
                 yield b"{\"responses\":[".to_vec();
             }
             for request in &batch.requests {
-                let wire = answer_one(service, &caller, request).await;
-                yield match batch.format {
-                    BatchFormat::Multipart => multipart_part(&boundary, request, wire),
+                let (wire, rest) = Reply::streamed_of(answer_one(service, &caller, request).await);
+                let streams = rest.is_some();
+                let (head, tail) = match batch.format {
+                    BatchFormat::Multipart => multipart_part(&boundary, request, wire, streams),
                     BatchFormat::Json => json_response(request, wire, std::mem::take(&mut first)),
                 };
+                yield head;
+                if let Some(Rest(mut rest)) = rest {
+                    while let Some(piece) = rest.next().await {
+                        match piece {
+                            Ok(piece) => yield piece,
+                            // The part's status is sent: the batch ends
+                            // unfinished, which its client sees as broken.
+                            Err(_) => return,
+                        }
+                    }
+                }
+                yield tail;
             }
             yield match batch.format {
                 BatchFormat::Multipart => format!("--{boundary}--\r\n").into_bytes(),
@@ -99,14 +113,11 @@ async fn answer_one(
     service: &Service,
     caller: &Result<Caller, ODataError>,
     request: &BatchRequest,
-) -> Wire {
+) -> Result<Reply, ODataError> {
     if request.method != "GET" {
-        return ODataError::method_not_allowed(&request.method).wire();
+        return Err(ODataError::method_not_allowed(&request.method));
     }
-    let target = match Target::of(&request.url, &service.origin) {
-        Ok(target) => target,
-        Err(e) => return e.wire(),
-    };
+    let target = Target::of(&request.url, &service.origin)?;
     let prefer: Vec<&str> = request
         .headers
         .iter()
@@ -120,7 +131,7 @@ async fn answer_one(
         caller: caller.clone(),
     };
     let segments: Vec<&str> = target.segments.iter().map(String::as_str).collect();
-    Reply::wire_of(answer(&segments, incoming).await).await
+    answer(&segments, incoming).await
 }
 
 /// Where a request of a batch points below `/odata`.
@@ -164,8 +175,15 @@ impl Target {
     }
 }
 
-/// One `application/http` part answering `request`.
-fn multipart_part(boundary: &str, request: &BatchRequest, wire: Wire) -> Vec<u8> {
+/// One `application/http` part answering `request`: what goes before the
+/// rest of the body (all of it unless `streams`) and what closes the part.
+/// A streamed body has no `Content-Length`: the boundary ends it.
+fn multipart_part(
+    boundary: &str,
+    request: &BatchRequest,
+    wire: Wire,
+    streams: bool,
+) -> (Vec<u8>, Vec<u8>) {
     let mut out = Vec::with_capacity(wire.body.len() + 256);
     out.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
     out.extend_from_slice(
@@ -179,15 +197,19 @@ fn multipart_part(boundary: &str, request: &BatchRequest, wire: Wire) -> Vec<u8>
     for (name, value) in &wire.headers {
         out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
     }
-    out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", wire.body.len()).as_bytes());
-    out.extend_from_slice(&wire.body);
+    if !streams {
+        out.extend_from_slice(format!("Content-Length: {}\r\n", wire.body.len()).as_bytes());
+    }
     out.extend_from_slice(b"\r\n");
-    out
+    out.extend_from_slice(&wire.body);
+    (out, b"\r\n".to_vec())
 }
 
 /// One element of `responses` answering `request`, after a comma unless
-/// `first`. A JSON body is written as it is; any other as a string.
-fn json_response(request: &BatchRequest, wire: Wire, first: bool) -> Vec<u8> {
+/// `first`: what goes before the rest of the body and what closes it. A
+/// JSON body (every streamed one) is written as it is; any other as a
+/// string.
+fn json_response(request: &BatchRequest, wire: Wire, first: bool) -> (Vec<u8>, Vec<u8>) {
     let mut out = Vec::with_capacity(wire.body.len() + 256);
     if !first {
         out.push(b',');
@@ -218,6 +240,5 @@ fn json_response(request: &BatchRequest, wire: Wire, first: bool) -> Vec<u8> {
             );
         }
     }
-    out.push(b'}');
-    out
+    (out, b"}".to_vec())
 }

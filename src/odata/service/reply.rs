@@ -22,8 +22,12 @@ pub const ODATA_VERSION: (&str, &str) = ("OData-Version", "4.0");
 /// A piece of a streamed body, or the failure that ends it.
 pub type Chunk = Result<Vec<u8>, ODataError>;
 
-/// How much body a streaming sink gathers before handing it on.
-pub const CHUNK_BYTES: usize = 64 * 1024;
+/// How much body a streaming sink gathers before handing it on: a page of
+/// up to about 2,000 ordinary rows is read whole before its first byte
+/// goes out, so that its database connection is back in the pool before
+/// the client is written to; a larger page streams, holding its
+/// connection while it does.
+pub const CHUNK_BYTES: usize = 256 * 1024;
 
 /// A successful OData response.
 #[derive(Debug)]
@@ -75,31 +79,23 @@ impl Reply {
         headers
     }
 
-    /// The answer as it goes on the wire, its streamed rest read whole
-    /// (a `$batch` part); a read that fails on the way answers its error.
-    pub async fn wire(self) -> Wire {
-        let headers = self.headers();
-        let mut body = self.body;
-        if let Some(Rest(mut rest)) = self.rest {
-            while let Some(chunk) = rest.next().await {
-                match chunk {
-                    Ok(chunk) => body.extend_from_slice(&chunk),
-                    Err(e) => return e.wire(),
-                }
-            }
-        }
-        Wire {
+    /// The answer as it goes on the wire, and the rest of its body when it
+    /// streams (the wire then holds the body's start).
+    pub fn streamed(self) -> (Wire, Option<Rest>) {
+        let wire = Wire {
             status: self.status,
-            headers,
-            body,
-        }
+            headers: self.headers(),
+            body: self.body,
+        };
+        (wire, self.rest)
     }
 
-    /// The answer, or its error, as it goes on the wire (see [`wire`](Self::wire)).
-    pub async fn wire_of(answer: Result<Reply, ODataError>) -> Wire {
+    /// The answer, or its error, as it goes on the wire (see
+    /// [`streamed`](Self::streamed)).
+    pub fn streamed_of(answer: Result<Reply, ODataError>) -> (Wire, Option<Rest>) {
         match answer {
-            Ok(reply) => reply.wire().await,
-            Err(error) => error.wire(),
+            Ok(reply) => reply.streamed(),
+            Err(error) => (error.wire(), None),
         }
     }
 }
