@@ -5,6 +5,7 @@
 //! Each table's queries live beside the code that owns the table.
 
 mod dialect;
+mod each;
 mod expressions;
 mod migrate;
 mod my_text;
@@ -16,6 +17,7 @@ mod schema;
 mod server_url;
 
 pub use dialect::Dialect;
+pub use each::{EngineRow, RowReader};
 pub use expressions::{DatePart, Stored, TextValue};
 pub use my_text::Temporal as MyTemporal;
 pub use mysql::MySqlReads;

@@ -252,14 +252,18 @@ async fn a_batch_part_streams_its_page_whole_in_either_format() {
         .await;
     assert_eq!(response.status(), Status::Ok);
     let text = response.into_string().await.expect("a body");
-    let (head, rest) = text.split_once("\r\n\r\nHTTP/1.1 200 OK\r\n").expect("the part");
+    let (head, rest) = text
+        .split_once("\r\n\r\nHTTP/1.1 200 OK\r\n")
+        .expect("the part");
     assert!(head.contains("application/http"), "{head}");
     let (headers, body) = rest.split_once("\r\n\r\n").expect("the part's headers");
     assert!(
         !headers.to_ascii_lowercase().contains("content-length"),
         "a streamed part is delimited by its boundary: {headers}"
     );
-    let end = body.rfind("\r\n--batchresponse_").expect("the closing boundary");
+    let end = body
+        .rfind("\r\n--batchresponse_")
+        .expect("the closing boundary");
     let page: Value = serde_json::from_str(&body[..end]).expect("the part's body is whole");
     assert_eq!(page["value"].as_array().map(Vec::len), Some(ROWS as usize));
 }

@@ -2,18 +2,20 @@
 //! a [`Sink`] that writes them out at once: memory follows a piece of the
 //! page, never the table.
 //!
-//! The rows come through the database's bulk reads ([`Reads`]): on SQLite a
-//! read thread with a plain connection, straight from SQLite's buffers; on
-//! PostgreSQL and MySQL the engine's own client. Each engine's row is read
-//! through [`Cells`], so the JSON writing is the same code.
+//! The rows come through the database's bulk reads (`db::Reads::each`): on
+//! SQLite a read thread with a plain connection, straight from SQLite's
+//! buffers; on PostgreSQL and MySQL the engine's own client. Each engine's
+//! row is read through [`Cells`], so the JSON writing is the same code.
 
 use std::cell::{OnceCell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
 
-use super::cells::{my_columns, pg_kinds, Cells, MyCells, PgCells};
+use super::cells::{my_columns, pg_kinds, Cells, Kind, MyCells, PgCells};
 use super::reply::ODataError;
 use super::sinks::{CountSink, Sink};
 use super::values::{order_literal, Cell};
-use crate::db::{bind_numbered, Db, MySqlReads, PgReads, ReadError, Reads, Step};
+use crate::db::{Db, EngineRow, MyTemporal, RowReader};
 use crate::odata::{EdmType, Literal, Sql};
 
 /// A count that a page statement carries as its column `column` (the same
@@ -74,6 +76,9 @@ pub async fn run_page<S: Sink>(
         count,
         order,
     } = page;
+    let reads = db
+        .reads()
+        .ok_or_else(|| ODataError::internal(&"the database has no bulk reads"))?;
     let feed = Feed {
         sink,
         limit,
@@ -83,49 +88,26 @@ pub async fn run_page<S: Sink>(
         order,
         last: None,
     };
-    let reader = match db.reads() {
-        Some(Reads::Sqlite(reader)) => reader,
-        Some(reads) => {
-            let mut feed = feed;
-            for sql in &statements {
-                feed = read(reads, sql, feed).await?;
-                if feed.more {
-                    break;
-                }
+    let mut feed = reads.each(parts(statements), Reader::new(feed)).await?.feed;
+    if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
+        let n = match alone {
+            Some(alone) => {
+                let counted = reads.each(parts(vec![alone]), Reader::new(Feed::of(counter())));
+                counted.await?.feed.sink.total()
             }
-            if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
-                let n = match alone {
-                    Some(alone) => read(reads, &alone, Feed::of(counter())).await?.sink.total(),
-                    None => 0,
-                };
-                feed.sink.count(n);
-            }
-            return Ok(feed.done());
-        }
-        None => return Err(ODataError::internal(&"the database has no bulk reads")),
-    };
-    reader
-        .read(move |conn| {
-            let mut feed = feed;
-            for sql in &statements {
-                feed = read_sqlite(conn, sql, feed)?;
-                if feed.more {
-                    break;
-                }
-            }
-            if let Some(InlineCount { alone, .. }) = count.filter(|_| feed.seen == 0) {
-                let n = match alone {
-                    Some(alone) => read_sqlite(conn, &alone, Feed::of(counter()))?.sink.total(),
-                    None => 0,
-                };
-                feed.sink.count(n);
-            }
-            Ok(feed.done())
-        })
-        .await
+            None => 0,
+        };
+        feed.sink.count(n);
+    }
+    Ok(feed.done())
 }
 
-/// A sink being fed the rows of one statement, up to a limit.
+/// Statements as the database's bulk reads take them.
+fn parts(statements: Vec<Sql>) -> Vec<(String, Vec<crate::db::Bind>)> {
+    statements.into_iter().map(|s| (s.text, s.binds)).collect()
+}
+
+/// A sink being fed the rows of a page's statements, up to a limit.
 struct Feed<S> {
     sink: S,
     limit: u64,
@@ -185,6 +167,94 @@ impl<S: Sink> Feed<S> {
     }
 }
 
+/// A feed with what decoding a statement's rows needs: each engine's row
+/// read through its [`Cells`], the way of each column found on its first
+/// row.
+struct Reader<S> {
+    feed: Feed<S>,
+    /// PostgreSQL: the kind of each column.
+    kinds: Vec<Kind>,
+    /// MySQL: how each column's dates or times are written, and whether it
+    /// is a `BIT` column.
+    columns: Vec<(Option<MyTemporal>, bool)>,
+    /// Per column, a value's text once asked for; emptied for each row.
+    texts: Vec<OnceCell<String>>,
+    /// Where a value written as text is written first.
+    scratch: RefCell<Vec<u8>>,
+}
+
+impl<S: Sink> Reader<S> {
+    fn new(feed: Feed<S>) -> Reader<S> {
+        Reader {
+            feed,
+            kinds: Vec::new(),
+            columns: Vec::new(),
+            texts: Vec::new(),
+            scratch: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+impl<S: Sink> RowReader for Reader<S> {
+    type Error = ODataError;
+    type Wait = Pin<Box<dyn Future<Output = Result<(), ODataError>> + Send>>;
+
+    fn begin(&mut self) {
+        self.kinds.clear();
+        self.columns.clear();
+        self.texts.clear();
+    }
+
+    fn row(&mut self, row: EngineRow<'_>) -> Result<bool, ODataError> {
+        for text in &mut self.texts {
+            text.take();
+        }
+        match row {
+            EngineRow::Sqlite(row) => self.feed.take(row),
+            EngineRow::Postgres(row) => {
+                if self.kinds.is_empty() {
+                    self.kinds = pg_kinds(row);
+                    self.texts.resize_with(self.kinds.len(), OnceCell::new);
+                }
+                self.feed.take(&PgCells {
+                    row,
+                    kinds: &self.kinds,
+                    texts: &self.texts,
+                    scratch: &self.scratch,
+                })
+            }
+            EngineRow::MySql(row) => {
+                if self.columns.is_empty() {
+                    self.columns = my_columns(row);
+                    self.texts.resize_with(self.columns.len(), OnceCell::new);
+                }
+                self.feed.take(&MyCells {
+                    row,
+                    columns: &self.columns,
+                    texts: &self.texts,
+                    scratch: &self.scratch,
+                })
+            }
+        }
+    }
+
+    fn wants_more(&self) -> bool {
+        !self.feed.more
+    }
+
+    fn wait(&mut self) -> Option<Self::Wait> {
+        let handoff = self.feed.sink.handoff()?;
+        Some(Box::pin(handoff.send()))
+    }
+
+    fn wait_blocking(&mut self) -> Result<(), ODataError> {
+        match self.feed.sink.handoff() {
+            Some(handoff) => handoff.send_blocking(),
+            None => Ok(()),
+        }
+    }
+}
+
 fn counter() -> CountSink {
     CountSink {
         key_type: None,
@@ -203,107 +273,4 @@ impl CountSink {
 pub async fn scalar(db: &Db, sql: Sql) -> Result<i64, ODataError> {
     let (sink, _) = run(db, sql, 1, counter()).await?;
     Ok(sink.total())
-}
-
-/// Feeds the rows of `sql` from a server engine's own driver.
-async fn read<S: Sink>(reads: &Reads, sql: &Sql, feed: Feed<S>) -> Result<Feed<S>, ODataError> {
-    match reads {
-        Reads::Postgres(pool) => read_postgres(pool, sql, feed).await,
-        Reads::MySql(pool) => read_mysql(pool, sql, feed).await,
-        Reads::Sqlite(_) => Err(ODataError::internal(&"SQLite is read on its threads")),
-    }
-}
-
-/// Feeds the rows of `sql` from PostgreSQL's bulk-read connections as they
-/// arrive, each column decoded by the kind its type gave on the first row.
-async fn read_postgres<S: Sink>(
-    reads: &PgReads,
-    sql: &Sql,
-    mut feed: Feed<S>,
-) -> Result<Feed<S>, ODataError> {
-    let mut rows = reads.query(&sql.text, &sql.binds).await?;
-    let mut kinds = Vec::new();
-    let mut texts: Vec<OnceCell<String>> = Vec::new();
-    let scratch = RefCell::new(Vec::new());
-    while let Some(row) = rows.next().await? {
-        if kinds.is_empty() {
-            kinds = pg_kinds(&row);
-            texts.resize_with(kinds.len(), OnceCell::new);
-        }
-        for text in &mut texts {
-            text.take();
-        }
-        let go = feed.take(&PgCells {
-            row: &row,
-            kinds: &kinds,
-            texts: &texts,
-            scratch: &scratch,
-        })?;
-        if let Some(handoff) = feed.sink.handoff() {
-            // Dropping `rows` unfinished cancels the statement.
-            handoff.send().await?;
-        }
-        if !go {
-            rows.finish();
-            break;
-        }
-    }
-    Ok(feed)
-}
-
-/// Feeds the rows of `sql` from MySQL's or MariaDB's bulk-read connections
-/// as they arrive.
-async fn read_mysql<S: Sink>(
-    reads: &MySqlReads,
-    sql: &Sql,
-    mut feed: Feed<S>,
-) -> Result<Feed<S>, ODataError> {
-    let mut columns = Vec::new();
-    let mut texts: Vec<OnceCell<String>> = Vec::new();
-    let scratch = RefCell::new(Vec::new());
-    let taker = &mut feed;
-    // The closure owns what it lends each row, so the future stays `Send`.
-    reads
-        .each(&sql.text, &sql.binds, move |row| {
-            if columns.is_empty() {
-                columns = my_columns(row);
-                texts.resize_with(columns.len(), OnceCell::new);
-            }
-            for text in &mut texts {
-                text.take();
-            }
-            let go = taker.take(&MyCells {
-                row,
-                columns: &columns,
-                texts: &texts,
-                scratch: &scratch,
-            })?;
-            Ok(match taker.sink.handoff() {
-                Some(handoff) => Step::Wait(handoff.send()),
-                None if go => Step::Next,
-                None => Step::Stop,
-            })
-        })
-        .await?;
-    Ok(feed)
-}
-
-fn read_sqlite<S: Sink>(
-    conn: &rusqlite::Connection,
-    sql: &Sql,
-    mut feed: Feed<S>,
-) -> Result<Feed<S>, ODataError> {
-    let mut stmt = conn.prepare_cached(&sql.text).map_err(ReadError::from)?;
-    bind_numbered(&mut stmt, &sql.binds).map_err(ReadError::from)?;
-    let mut rows = stmt.raw_query();
-    while let Some(row) = rows.next().map_err(ReadError::from)? {
-        let go = feed.take(row)?;
-        if let Some(handoff) = feed.sink.handoff() {
-            handoff.send_blocking()?;
-        }
-        if !go {
-            break;
-        }
-    }
-    Ok(feed)
 }
