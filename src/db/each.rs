@@ -8,8 +8,8 @@
 
 use std::future::Future;
 
-use super::reader::{bind_numbered, ReadError, Step};
-use super::{Bind, Reads};
+use super::reader::{ReadError, Step};
+use super::{bind_numbered, Bind, Reads};
 
 /// A row as its engine's client hands it over.
 pub enum EngineRow<'r> {

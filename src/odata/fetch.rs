@@ -28,7 +28,7 @@ use super::query::Literal;
 use super::resolve::QueryError;
 use super::scopes::Scopes;
 use super::seek::{self, Part, Position};
-use super::sql::{clamp, order_terms, render_order, where_with, Bind, Sql};
+use super::sql::{clamp, order_terms, render_order, where_with, Bind, OrderTerm, Sql};
 use super::sql_expr::Writer;
 use crate::db::Dialect;
 
@@ -86,8 +86,9 @@ pub fn fetch_query<'m>(
 /// The statements reading a page of `fetch` (not per value) whose order
 /// can be sought: from `position` ([`seek`](super::seek)), one or two
 /// statements whose rows follow each other; or, without one, past the
-/// page's offset. Each selects, after the internal columns, the values of
-/// the order's terms as `__s0`, `__s1`, … (the key's last), then `__count`.
+/// page's offset. Each also selects, after the internal columns, the
+/// values of the order's terms it does not select already, as `__s<i>`
+/// ([`order_columns`] says where each value is), then `__count`.
 pub fn seek_statements<'m>(
     checked: &Checked<'m, '_>,
     fetch: &Fetch<'m>,
@@ -106,7 +107,7 @@ pub fn seek_statements<'m>(
         .collect()
 }
 
-/// The types of the order's terms, as [`seek_statements`] selects them.
+/// The types of the order's terms, as [`seek_statements`] reads them.
 pub fn order_types(
     checked: &Checked<'_, '_>,
     dialect: Dialect,
@@ -116,6 +117,42 @@ pub fn order_types(
         .iter()
         .map(|t| t.edm)
         .collect())
+}
+
+/// The column each of the order's values is read from in a statement of
+/// [`seek_statements`] with `internal` internal columns: a selected
+/// property's own column, or one of its own (`__s<i>`) after the internal
+/// columns, in order, for a term that is not selected.
+pub fn order_columns(
+    checked: &Checked<'_, '_>,
+    internal: usize,
+    dialect: Dialect,
+) -> Result<Vec<usize>, QueryError> {
+    let mut w = Writer::new(checked.set(), dialect);
+    Ok(value_columns(
+        checked,
+        &order_terms(&mut w, checked)?,
+        internal,
+    ))
+}
+
+/// See [`order_columns`].
+fn value_columns(checked: &Checked<'_, '_>, terms: &[OrderTerm], internal: usize) -> Vec<usize> {
+    let selected = checked.selected();
+    let mut next = selected.len() + internal;
+    terms
+        .iter()
+        .map(|term| {
+            let own = term.property.as_deref();
+            match selected.iter().position(|p| Some(p.name.as_str()) == own) {
+                Some(column) => column,
+                None => {
+                    next += 1;
+                    next - 1
+                }
+            }
+        })
+        .collect()
 }
 
 /// How a statement reaches its page's first row.
@@ -153,9 +190,14 @@ fn build<'m>(
     }
     let terms = order_terms(&mut w, checked)?;
     if matches!(read, Read::At(_) | Read::Offset { order_values: true }) {
-        for (i, term) in terms.iter().enumerate() {
-            let value = dialect.output_value(&term.sql, term.edm.stored());
-            columns.push(format!("{value} AS {}", dialect.quote(&format!("__s{i}"))));
+        // A value the page selects anyway is read from its own column.
+        let first = columns.len();
+        let at = value_columns(checked, &terms, fetch.internal.len());
+        for (i, (term, column)) in terms.iter().zip(at).enumerate() {
+            if column >= first {
+                let value = dialect.output_value(&term.sql, term.edm.stored());
+                columns.push(format!("{value} AS {}", dialect.quote(&format!("__s{i}"))));
+            }
         }
     }
     if fetch.count && !fetch.per_value {

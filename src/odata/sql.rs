@@ -112,6 +112,9 @@ pub(crate) struct OrderTerm {
     pub nullable: bool,
     /// The value's type.
     pub edm: EdmType,
+    /// The property of the set's own rows the term is, if it is one (not a
+    /// path through a navigation).
+    pub property: Option<String>,
 }
 
 impl OrderTerm {
@@ -139,11 +142,13 @@ pub(crate) fn order_terms<'w>(
     for item in checked.orderby() {
         let value = w.path_value(&item.path)?;
         let nullable = value.nullable && !non_null.iter().any(|p| p.same_as(&item.path));
+        let own = item.path.variable.is_none() && item.path.hops.is_empty();
         terms.push(OrderTerm {
             sql: value.sql,
             descending: item.descending,
             nullable,
             edm: item.path.property.edm_type,
+            property: own.then(|| item.path.property.name.clone()),
         });
     }
     let root = w.root();
@@ -170,6 +175,7 @@ pub(crate) fn order_terms<'w>(
             descending,
             nullable: false,
             edm: key.edm_type,
+            property: Some(key.name.clone()),
         });
     }
     Ok(terms)

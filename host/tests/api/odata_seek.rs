@@ -30,6 +30,7 @@ const SHAPES: &[&str] = &[
     "Things?$search=e&$orderby=note desc",
     "Things?$expand=category&$orderby=colour_code desc",
     "Things?$orderby=id desc",
+    "Things?$orderby=qty desc,ratio&$select=name&$count=true",
 ];
 
 fn prefer(n: usize) -> (&'static str, String) {

@@ -18,7 +18,7 @@ use super::sinks::{BodySink, EntitySink, Layout, VALUE_OPEN};
 use super::values::write_str;
 use crate::db::Db;
 use crate::odata::check::Checked;
-use crate::odata::fetch::{fetch_query, order_types, seek_statements, Fetch};
+use crate::odata::fetch::{fetch_query, order_columns, order_types, seek_statements, Fetch};
 use crate::odata::model::EdmType;
 use crate::odata::paging::Page;
 use crate::odata::query::{Literal, Query};
@@ -199,18 +199,25 @@ impl<'m> Ctx<'m> {
         let expansions = checked.expand();
         let internal = admit(self, expansions)?;
         let selected = checked.selected();
-        let order = seeking.map(|s| OrderValues {
-            first: selected.len() + internal.len(),
-            types: s.types.clone(),
-        });
+        let order = match seeking {
+            Some(s) => Some(OrderValues {
+                columns: order_columns(checked, internal.len(), self.dialect())?,
+                types: s.types.clone(),
+            }),
+            None => None,
+        };
+        // The columns a page statement has before `__count`.
+        let read_columns = order
+            .as_ref()
+            .and_then(|o| o.columns.iter().max().map(|last| last + 1))
+            .unwrap_or(0)
+            .max(selected.len() + internal.len());
         let sought = seeking.is_some_and(|s| matches!(s.position, Some(Position::After(_))));
         // The page statement carries the count; alone it is needed only
         // for an empty page past the first row.
         let count = match count {
             true => Some(InlineCount {
-                column: selected.len()
-                    + internal.len()
-                    + order.as_ref().map_or(0, |o| o.types.len()),
+                column: read_columns,
                 alone: match page.offset() {
                     0 if !sought => None,
                     _ => Some(self.count_sql(source, checked)?),

@@ -51,12 +51,12 @@ pub struct PageRead {
     pub order: Option<OrderValues>,
 }
 
-/// The values of a page's order that its statements select (`__s0`, …),
-/// read off the last row the page can hold, for its next link.
+/// The values of a page's order that its statements read, off the last row
+/// the page can hold, for its next link.
 #[derive(Debug, Clone)]
 pub struct OrderValues {
-    /// The column of the first value.
-    pub first: usize,
+    /// The column of each value, in order.
+    pub columns: Vec<usize>,
     /// The values' types, in order.
     pub types: Vec<EdmType>,
 }
@@ -152,10 +152,10 @@ impl<S: Sink> Feed<S> {
         self.seen += 1;
         if let Some(order) = self.order.as_ref().filter(|_| self.seen == self.limit) {
             self.last = order
-                .types
+                .columns
                 .iter()
-                .enumerate()
-                .map(|(i, edm)| Ok(order_literal(row.cell(order.first + i)?, *edm)))
+                .zip(&order.types)
+                .map(|(column, edm)| Ok(order_literal(row.cell(*column)?, *edm)))
                 .collect::<Result<Option<Vec<_>>, ODataError>>()?;
         }
         Ok(true)
