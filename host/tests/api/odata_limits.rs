@@ -36,6 +36,14 @@ async fn numbers_database() -> TestDb {
     )
     .await
     .expect("create numbers");
+    generate(&db, &fill).await;
+    db.pool().close().await;
+    database
+}
+
+/// Runs `fill`, a statement generating rows by a recursive query, with
+/// MySQL's and MariaDB's per-session recursion caps raised for it.
+pub async fn generate(db: &Db, fill: &str) {
     let mut conn = db.pool().acquire().await.expect("a connection");
     if db.dialect() == Dialect::MySql {
         // MySQL and MariaDB cap recursion per session, each with its own
@@ -46,13 +54,10 @@ async fn numbers_database() -> TestDb {
                 .await;
         }
     }
-    sqlx::query(&db.dialect().placeholders(&fill))
+    sqlx::query(&db.dialect().placeholders(fill))
         .execute(&mut *conn)
         .await
-        .expect("fill numbers");
-    drop(conn);
-    db.pool().close().await;
-    database
+        .unwrap_or_else(|e| panic!("{fill}: {e}"));
 }
 
 async fn spawn_numbers(timeout_ms: u32) -> TestApp {

@@ -12,6 +12,7 @@ use rocket::tokio::io::AsyncReadExt;
 use serde_json::Value;
 
 use crate::helpers::{spawn_host_at, TestApp, TestDb};
+use crate::odata_limits::generate;
 
 /// Rows of the table read whole.
 const ROWS: i64 = 60_000;
@@ -42,19 +43,7 @@ async fn wide_database() -> TestDb {
     db.execute(db.query("CREATE TABLE wide (id BIGINT PRIMARY KEY, label VARCHAR(400) NOT NULL)"))
         .await
         .expect("create wide");
-    let mut conn = db.pool().acquire().await.expect("a connection");
-    if db.dialect() == Dialect::MySql {
-        for cap in ["cte_max_recursion_depth", "max_recursive_iterations"] {
-            let _ = sqlx::query(&format!("SET SESSION {cap} = 1000000"))
-                .execute(&mut *conn)
-                .await;
-        }
-    }
-    sqlx::query(&fill)
-        .execute(&mut *conn)
-        .await
-        .expect("fill wide");
-    drop(conn);
+    generate(&db, &fill).await;
     db.pool().close().await;
     database
 }

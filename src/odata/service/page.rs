@@ -153,6 +153,10 @@ impl<'m> Ctx<'m> {
         query: &Query,
         page: Page,
     ) -> Result<Option<Seeking>, ODataError> {
+        // A page that holds all that `$top` asks for has no next link.
+        if query.skiptoken.is_none() && query.top.is_some_and(|top| top <= page.rows()) {
+            return Ok(None);
+        }
         let types = order_types(checked, self.dialect())?;
         let seekable =
             source.restriction.is_none() && types.iter().all(|t| SkipTokens::seekable(*t));
@@ -348,8 +352,9 @@ async fn stream(db: Db, head: Vec<u8>, plan: Plan, close: Close) -> Result<Reply
         Either::Left((first, _)) => first,
         Either::Right(((), _)) => {
             // Read before the first piece went out: one body, or its error.
-            let mut body = Vec::new();
-            for piece in from.drain() {
+            let mut pieces = from.drain();
+            let mut body = pieces.next().unwrap_or(Ok(Vec::new()))?;
+            for piece in pieces {
                 body.extend_from_slice(&piece?);
             }
             return Ok(Reply::json(body));
