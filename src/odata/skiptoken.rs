@@ -185,7 +185,7 @@ fn encode(value: &Literal, edm: EdmType) -> Option<Value> {
             Value::String(ryu::Buffer::new().format_finite(*x).to_owned())
         }
         (Literal::String(s), EdmType::String) => Value::String(s.clone()),
-        (Literal::Guid(_) | Literal::Date(_), EdmType::Guid | EdmType::Date) => {
+        (Literal::Guid(_), EdmType::Guid) | (Literal::Date(_), EdmType::Date) => {
             Value::String(value.to_string())
         }
         _ => return None,
