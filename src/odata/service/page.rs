@@ -157,10 +157,13 @@ impl<'m> Ctx<'m> {
         if query.skiptoken.is_none() && query.top.is_some_and(|top| top <= page.rows()) {
             return Ok(None);
         }
-        let types = order_types(checked, self.dialect())?;
-        let seekable =
-            source.restriction.is_none() && types.iter().all(|t| SkipTokens::seekable(*t));
-        if !seekable {
+        // A navigation's collection never seeks: its order is not asked for.
+        let types = match source.restriction {
+            None => Some(order_types(checked, self.dialect())?)
+                .filter(|types| types.iter().all(|t| SkipTokens::seekable(*t))),
+            Some(_) => None,
+        };
+        let Some(types) = types else {
             return match query.skiptoken {
                 Some(_) => Err(QueryError::new(
                     "invalid_skiptoken",
@@ -170,7 +173,7 @@ impl<'m> Ctx<'m> {
                 .into()),
                 None => Ok(None),
             };
-        }
+        };
         let binding = SkipTokens::binding(&source.path, query);
         let position = match &query.skiptoken {
             Some(token) => Some(Position::After(
