@@ -1,6 +1,7 @@
 //! Account administration outside a request: what a host's command line or
 //! its own admin tooling does with Gatehouse's accounts (create a user, set a
-//! password, issue, list and revoke API tokens, end sessions), under the same
+//! password, issue, list and revoke API tokens, list and remove passkeys, end
+//! sessions), under the same
 //! password policy and storage rules as the screens. What changes an account's
 //! access is recorded in the security activity log as the command line's.
 
@@ -12,7 +13,7 @@ use secrecy::{ExposeSecret, SecretString};
 use time::OffsetDateTime;
 
 use crate::auth::users::{self, CreateUserError};
-use crate::auth::{tokens, PasswordHasher};
+use crate::auth::{passkeys, tokens, PasswordHasher};
 use crate::config::HashAlgorithm;
 use crate::db::{Db, DbError};
 use crate::domain::{Email, Password, PasswordRejection, SecretToken};
@@ -44,19 +45,24 @@ pub struct Accounts {
     events: Events,
 }
 
-/// A personal access token as an operator sees it (never the token itself).
+/// A personal access token or a passkey as an operator sees it (never the
+/// token or the key itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenInfo {
-    /// The token's id (what [`Accounts::revoke_token`] takes).
+pub struct CredentialInfo {
+    /// Its id (what [`Accounts::revoke_token`] or
+    /// [`Accounts::remove_passkey`] takes).
     pub id: i64,
     /// Its label.
     pub name: String,
     /// When it was issued, if recorded.
     pub created_at: Option<OffsetDateTime>,
-    /// When it was last presented (recorded at most once a minute); `None`
-    /// if never.
+    /// When it was last presented (a token's recorded at most once a
+    /// minute); `None` if never.
     pub last_used_at: Option<OffsetDateTime>,
 }
+
+/// A personal access token as an operator sees it.
+pub type TokenInfo = CredentialInfo;
 
 /// Why an account operation was refused or failed. The message names the
 /// input at fault and never holds a password.
@@ -83,6 +89,9 @@ pub enum AccountError {
     /// No account has this address.
     #[error("no user with email {0}")]
     NoSuchUser(Email),
+    /// No passkey has this id.
+    #[error("no passkey with id {0}")]
+    NoSuchPasskey(i64),
     /// No personal access token has this id.
     #[error("no token with id {0}")]
     NoSuchToken(i64),
@@ -235,6 +244,36 @@ impl Accounts {
         self.emit(AuthEvent::TokenRevoked {
             user_id,
             token_id: id,
+        })
+        .await;
+        Ok(())
+    }
+
+    /// The passkeys of an account, oldest first.
+    pub async fn passkeys(&self, email: &Email) -> Result<Vec<CredentialInfo>, AccountError> {
+        let user = self.user(email).await?;
+        Ok(passkeys::admin::list(&self.db, user.id)
+            .await?
+            .into_iter()
+            .map(|passkey| CredentialInfo {
+                id: passkey.id,
+                name: passkey.name,
+                created_at: OffsetDateTime::from_unix_timestamp(passkey.created_at).ok(),
+                last_used_at: passkey
+                    .last_used_at
+                    .and_then(|s| OffsetDateTime::from_unix_timestamp(s).ok()),
+            })
+            .collect())
+    }
+
+    /// Removes the passkey `id`: from now on it signs nobody in.
+    pub async fn remove_passkey(&self, id: i64) -> Result<(), AccountError> {
+        let (user_id, _) = passkeys::admin::remove(&self.db, id)
+            .await?
+            .ok_or(AccountError::NoSuchPasskey(id))?;
+        self.emit(AuthEvent::PasskeyRemoved {
+            user_id,
+            passkey_id: id,
         })
         .await;
         Ok(())

@@ -151,6 +151,19 @@ impl Input {
         self.string(name, errors, char::is_control)
     }
 
+    /// A JSON object field (a WebAuthn credential): `None` when absent or
+    /// null; anything but an object records `object`.
+    pub fn object(&self, name: &str, errors: &mut FieldErrors) -> Option<Value> {
+        match self.fields.get(name) {
+            None | Some(Value::Null) => None,
+            Some(value @ Value::Object(_)) => Some(value.clone()),
+            Some(_) => {
+                errors.add(name, "object");
+                None
+            }
+        }
+    }
+
     /// A required text field; records `required` when absent or blank.
     pub fn required_text(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
         let before = errors.count(name);

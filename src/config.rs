@@ -12,6 +12,11 @@ use rocket::figment::Figment;
 use serde::Deserialize;
 use url::Url;
 
+/// `base_url` when none is configured, in the debug profile.
+pub const DEBUG_BASE_URL: &str = "http://localhost:8000";
+/// `base_url` when none is configured, in any other profile.
+pub const RELEASE_BASE_URL: &str = "http://127.0.0.1:8000";
+
 /// The whole Gatehouse configuration, validated.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -95,6 +100,9 @@ pub struct AuthSettings {
     pub hash_queue: u32,
     /// How long the security activity log keeps an event.
     pub security_events_days: u32,
+    /// The product's name: passkeys' relying party, mail signatures.
+    /// Default: `mail.from`'s display name, else `base_url`'s host.
+    pub app_name: Option<String>,
 }
 
 impl Default for AuthSettings {
@@ -110,6 +118,7 @@ impl Default for AuthSettings {
             ip_throttle_attempts: 100,
             hash_queue: 64,
             security_events_days: 90,
+            app_name: None,
         }
     }
 }
@@ -314,7 +323,15 @@ impl Settings {
     /// assert_eq!(settings.auth.throttle_attempts, 5);
     /// ```
     pub fn from_figment(figment: &Figment) -> Result<Self, ConfigError> {
-        let base_url: String = extract_or(figment, "base_url", "http://127.0.0.1:8000".into())?;
+        let debug_profile = figment.profile() == rocket::Config::DEBUG_PROFILE;
+        // `localhost` in the debug profile: WebAuthn refuses an IP address,
+        // and `cargo run` offers passkeys.
+        let default_base_url = if debug_profile {
+            DEBUG_BASE_URL
+        } else {
+            RELEASE_BASE_URL
+        };
+        let base_url: String = extract_or(figment, "base_url", default_base_url.into())?;
         let base_url = parse_base_url(&base_url)?;
         let public_dir: PathBuf = extract_or(figment, "public_dir", PathBuf::from("public"))?;
         let templates_dir: Option<PathBuf> = extract_or(figment, "templates_dir", None)?;
@@ -327,7 +344,6 @@ impl Settings {
         let auth: AuthSettings = extract_or(figment, "auth", AuthSettings::default())?;
         let mail: MailSettings = extract_or(figment, "mail", MailSettings::default())?;
         let odata: ODataSettings = extract_or(figment, "odata", ODataSettings::default())?;
-        let debug_profile = figment.profile() == rocket::Config::DEBUG_PROFILE;
         let settings = Self {
             base_url,
             public_dir,
@@ -426,6 +442,16 @@ impl Settings {
     /// `base_url` without a trailing slash, for joining paths.
     pub fn origin(&self) -> &str {
         self.base_url.as_str().trim_end_matches('/')
+    }
+
+    /// `auth.app_name`, else [`Self::mail_sender_name`]: signs mails and
+    /// names the passkeys' relying party.
+    pub fn app_name(&self) -> String {
+        self.auth
+            .app_name
+            .clone()
+            .filter(|name| !name.trim().is_empty())
+            .unwrap_or_else(|| self.mail_sender_name())
     }
 
     /// The display name of `mail.from` (used to sign mails), else the host name.

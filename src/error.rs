@@ -14,6 +14,7 @@ use rocket::serde::json::Json;
 use serde_json::{json, Value};
 
 use crate::auth::two_factor::TwoFactorError;
+use crate::auth::passkeys::PasskeyError;
 
 use crate::security::loggable;
 
@@ -106,6 +107,9 @@ pub enum AuthError {
     /// A wrong or replayed two-factor code (422 `two_factor_failed`).
     #[error("two-factor code not accepted")]
     TwoFactorFailed,
+    /// A passkey was not accepted (422 `passkey_failed`).
+    #[error("passkey not accepted")]
+    PasskeyFailed,
     /// Two-factor sign-in is not in the state the request needs (422 with
     /// the code: `two_factor_already_enabled`, `two_factor_not_enabled`).
     #[error("two-factor sign-in: {0}")]
@@ -152,6 +156,7 @@ impl AuthError {
             | Self::Credentials
             | Self::ResetFailed
             | Self::TwoFactorFailed
+            | Self::PasskeyFailed
             | Self::TwoFactorState(_) => {
                 Status::UnprocessableEntity
             }
@@ -192,6 +197,7 @@ impl AuthError {
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
             Self::NotFound => json!({"message": "not_found"}),
             Self::TwoFactorState(code) => json!({"message": code}),
+            Self::PasskeyFailed => json!({"message": "passkey_failed"}),
             Self::TwoFactorFailed => json!({
                 "message": "two_factor_failed",
                 "errors": {"code": ["two_factor_failed"]}
@@ -216,6 +222,18 @@ impl From<TwoFactorError> for AuthError {
             TwoFactorError::AlreadyEnabled => Self::TwoFactorState("two_factor_already_enabled"),
             TwoFactorError::Database(e) => Self::Database(e),
             other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<PasskeyError> for AuthError {
+    /// What a route answers when a passkey ceremony did not complete.
+    fn from(error: PasskeyError) -> Self {
+        match error {
+            PasskeyError::Off => Self::NotFound,
+            PasskeyError::Refused | PasskeyError::CounterWentBack { .. } => Self::PasskeyFailed,
+            PasskeyError::Database(e) => Self::Database(e),
+            PasskeyError::Record(e) => Self::Internal(e),
         }
     }
 }

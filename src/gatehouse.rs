@@ -12,6 +12,7 @@ use rocket::fairing::{self, Fairing, Info, Kind};
 use rocket::{Build, Request, Response, Rocket};
 use secrecy::ExposeSecret;
 
+use crate::auth::passkeys::{self, Passkeys};
 use crate::auth::reset::requests::ResetRequests;
 use crate::auth::two_factor::{self, TwoFactor};
 use crate::auth::{PasswordHasher, Throttles};
@@ -159,10 +160,8 @@ impl Gatehouse {
         let settings = Arc::new(settings);
         let auth = &settings.auth;
         let mailer = Mailer::start(&settings.mail)?;
-        let composer = Arc::new(Composer::new(
-            &settings.mail_sender_name(),
-            catalog.clone(),
-        )?);
+        let composer = Arc::new(Composer::new(&settings.app_name(), catalog.clone())?);
+        let passkeys = Passkeys::new(db.clone(), &settings.base_url, &settings.app_name())?;
         let state = GatehouseState {
             two_factor: TwoFactor::new(db.clone(), secret_key.expose_secret()),
             hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
@@ -176,17 +175,21 @@ impl Gatehouse {
             ),
             mailer,
             composer,
-            screens: Arc::new(Screens::load(
-                settings.templates_dir.as_deref(),
-                catalog,
-                routes.clone(),
-                settings
-                    .public_dir
-                    .join("assets/ci/logo-full.svg")
-                    .is_file(),
-                settings.auth.password_min_length,
-                IntentKind::screen_paths().collect(),
-            )?),
+            screens: Arc::new(
+                Screens::load(
+                    settings.templates_dir.as_deref(),
+                    catalog,
+                    routes.clone(),
+                    settings
+                        .public_dir
+                        .join("assets/ci/logo-full.svg")
+                        .is_file(),
+                    settings.auth.password_min_length,
+                    IntentKind::screen_paths().collect(),
+                )?
+                .with_passkeys(passkeys.is_on()),
+            ),
+            passkeys,
             events: self.events.clone().stored_in(db.clone()),
             shared: Shared { settings, db },
             dispenser: self
@@ -266,6 +269,12 @@ impl Fairing for Gatehouse {
             let sweeper = crate::sweep::Sweeper::from(gh);
             tokio::spawn(async move { sweeper.run().await });
             tokio::spawn(gh.reset_requests.clone().run());
+            if let Some(reason) = passkeys::off_reason(&gh.settings.base_url) {
+                tracing::warn!(
+                    "passkeys are off: {reason}; a base_url naming a host \
+                     (http://localhost:8000, https://login.example.com) offers them"
+                );
+            }
         }
     }
 

@@ -127,7 +127,7 @@ internal! {
         routes, screens, security, session, shared, state, sweep, workers;
 }
 
-pub use accounts::{AccountError, Accounts, TokenInfo};
+pub use accounts::{AccountError, Accounts, CredentialInfo, TokenInfo};
 pub use config::{ConfigError, Settings};
 pub use db::{Db, DbError, DbPool, Dialect};
 pub use domain::Email;

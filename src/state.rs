@@ -20,6 +20,8 @@ pub struct GatehouseState {
     pub throttles: Throttles,
     /// Two-factor sign-in: enrolment, codes, recovery codes.
     pub two_factor: crate::auth::two_factor::TwoFactor,
+    /// Passkeys: registration, sign-in, the second step.
+    pub passkeys: crate::auth::passkeys::Passkeys,
     /// Answered forgot-password requests and their worker.
     pub reset_requests: crate::auth::reset::requests::ResetRequests,
     /// The background mail sender.

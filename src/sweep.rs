@@ -12,7 +12,7 @@ use crate::clock::unix_now;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::events;
-use crate::session::store;
+use crate::session::{device, store};
 use crate::state::GatehouseState;
 
 /// How often the sweep runs.
@@ -31,6 +31,8 @@ pub struct Swept {
     pub security_events: u64,
     /// Remember records of cookies past `session.remember_days`.
     pub remember_cookies: u64,
+    /// Devices whose cookie has expired.
+    pub devices: u64,
 }
 
 /// What the sweep needs, detached from the request state.
@@ -68,6 +70,7 @@ impl Sweeper {
                 self.settings.session.remember_days,
             )
             .await?,
+            devices: device::sweep(&self.db, device::sweep_horizon(unix_now())).await?,
         })
     }
 

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use secrecy::{ExposeSecret, SecretString};
 use time::OffsetDateTime;
 
-use gatehouse::{AccountError, Accounts, Email, TokenInfo};
+use gatehouse::{AccountError, Accounts, CredentialInfo, Email};
 
 /// Gatehouse reference host.
 #[derive(Debug, Parser)]
@@ -32,6 +32,9 @@ enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Manage passkeys.
+    #[command(subcommand)]
+    Passkey(PasskeyCommand),
     /// Apply database migrations and exit.
     Migrate,
 }
@@ -83,6 +86,20 @@ enum TokenCommand {
     /// Revoke a token: it signs nothing in any more.
     Revoke {
         /// The token's id, as `token list` shows it.
+        id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PasskeyCommand {
+    /// List an account's passkeys: id, name, when added and last used (UTC).
+    List {
+        /// E-mail address of the account.
+        email: String,
+    },
+    /// Remove a passkey: it signs nobody in any more.
+    Remove {
+        /// The passkey's id, as `passkey list` shows it.
         id: i64,
     },
 }
@@ -231,12 +248,25 @@ async fn run(command: Command) -> Result<(), CliError> {
             if tokens.is_empty() {
                 println!("no tokens for {email}");
             } else {
-                print!("{}", token_table(&tokens));
+                print!("{}", credential_table(&tokens));
             }
         }
         Command::Token(TokenCommand::Revoke { id }) => {
             open().await?.revoke_token(id).await?;
             println!("token {id} revoked");
+        }
+        Command::Passkey(PasskeyCommand::List { email }) => {
+            let email = parse_email(&email)?;
+            let passkeys = open().await?.passkeys(&email).await?;
+            if passkeys.is_empty() {
+                println!("no passkeys for {email}");
+            } else {
+                print!("{}", credential_table(&passkeys));
+            }
+        }
+        Command::Passkey(PasskeyCommand::Remove { id }) => {
+            open().await?.remove_passkey(id).await?;
+            println!("passkey {id} removed");
         }
         Command::User(UserCommand::EndSessions { email }) => {
             let email = parse_email(&email)?;
@@ -247,8 +277,8 @@ async fn run(command: Command) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Tokens as an aligned table with a header line.
-fn token_table(tokens: &[TokenInfo]) -> String {
+/// Tokens or passkeys as an aligned table with a header line.
+fn credential_table(tokens: &[CredentialInfo]) -> String {
     let mut rows = vec![[
         "ID".to_owned(),
         "NAME".to_owned(),

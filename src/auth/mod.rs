@@ -1,6 +1,7 @@
 //! Signing in and out: credentials, password hashes, throttling, accounts.
 
 pub mod epoch;
+pub mod passkeys;
 mod password;
 pub mod reset;
 pub mod second_factor;

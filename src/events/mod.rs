@@ -34,6 +34,38 @@ pub enum AuthEvent {
         /// Whether a remember-me cookie was issued.
         remember: bool,
     },
+    /// A user signed in with a passkey alone. Stored as `login` with detail
+    /// `passkey`.
+    PasskeyLogin {
+        /// `users.id`.
+        user_id: i64,
+        /// Whether a remember-me cookie was issued.
+        remember: bool,
+    },
+    /// A passkey was added to an account.
+    PasskeyAdded {
+        /// `users.id`.
+        user_id: i64,
+        /// `gatehouse_passkeys.id`.
+        passkey_id: i64,
+        /// The name its owner gave it.
+        name: String,
+    },
+    /// A passkey was removed (by its owner, or by an operator).
+    PasskeyRemoved {
+        /// `users.id`.
+        user_id: i64,
+        /// `gatehouse_passkeys.id`.
+        passkey_id: i64,
+    },
+    /// A passkey's signature counter went backwards: the authenticator may
+    /// have been cloned, and the sign-in was refused.
+    PasskeyRefused {
+        /// `users.id`.
+        user_id: i64,
+        /// `gatehouse_passkeys.id`.
+        passkey_id: i64,
+    },
     /// A sign-in attempt failed (wrong email or password).
     Failed {
         /// The address that was tried.
@@ -126,6 +158,10 @@ impl AuthEvent {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Login { .. } => "Login",
+            Self::PasskeyLogin { .. } => "PasskeyLogin",
+            Self::PasskeyAdded { .. } => "PasskeyAdded",
+            Self::PasskeyRemoved { .. } => "PasskeyRemoved",
+            Self::PasskeyRefused { .. } => "PasskeyRefused",
             Self::Failed { .. } => "Failed",
             Self::Lockout { .. } => "Lockout",
             Self::SecondFactorLockout { .. } => "SecondFactorLockout",
@@ -147,7 +183,8 @@ impl AuthEvent {
     /// `logout`, `password_reset`, `password_changed`,
     /// `two_factor_enabled`, `two_factor_disabled`, `two_factor_failed`,
     /// `recovery_code_used`, `session_ended`, `token_created`,
-    /// `token_revoked`.
+    /// `token_revoked`, `passkey_added`, `passkey_removed`,
+    /// `passkey_refused`.
     ///
     /// ```
     /// use gatehouse::AuthEvent;
@@ -156,7 +193,10 @@ impl AuthEvent {
     /// ```
     pub fn code(&self) -> &'static str {
         match self {
-            Self::Login { .. } => "login",
+            Self::Login { .. } | Self::PasskeyLogin { .. } => "login",
+            Self::PasskeyAdded { .. } => "passkey_added",
+            Self::PasskeyRemoved { .. } => "passkey_removed",
+            Self::PasskeyRefused { .. } => "passkey_refused",
             Self::Failed { .. } => "failed",
             Self::Lockout { .. } | Self::SecondFactorLockout { .. } => "lockout",
             Self::Logout { .. } => "logout",
@@ -177,6 +217,10 @@ impl AuthEvent {
         match self {
             Self::Failed { user_id, .. } | Self::Lockout { user_id, .. } => *user_id,
             Self::Login { user_id, .. }
+            | Self::PasskeyLogin { user_id, .. }
+            | Self::PasskeyAdded { user_id, .. }
+            | Self::PasskeyRemoved { user_id, .. }
+            | Self::PasskeyRefused { user_id, .. }
             | Self::SecondFactorLockout { user_id }
             | Self::Logout { user_id }
             | Self::PasswordReset { user_id }
@@ -196,6 +240,16 @@ impl AuthEvent {
     fn detail(&self) -> Option<String> {
         match self {
             Self::Login { remember: true, .. } => Some("remember".to_owned()),
+            Self::PasskeyLogin { remember: false, .. } => Some("passkey".to_owned()),
+            Self::PasskeyLogin { remember: true, .. } => Some("passkey, remember".to_owned()),
+            Self::PasskeyAdded { passkey_id, name, .. } => {
+                let name: String = name.chars().take(MAX_DETAIL_NAME_CHARS).collect();
+                Some(format!("passkey {passkey_id} \"{name}\""))
+            }
+            Self::PasskeyRemoved { passkey_id, .. } => Some(format!("passkey {passkey_id}")),
+            Self::PasskeyRefused { passkey_id, .. } => {
+                Some(format!("passkey {passkey_id}: counter went backwards"))
+            }
             Self::SecondFactorLockout { .. } => Some("second factor".to_owned()),
             Self::SessionEnded { ended, .. } => Some(format!("{ended} ended")),
             Self::TokenCreated { token_id, name, .. } => {
@@ -213,6 +267,25 @@ impl AuthEvent {
             Self::Login { user_id, remember } => {
                 tracing::info!(event = name, user_id, remember, "user signed in")
             }
+            Self::PasskeyLogin { user_id, remember } => {
+                tracing::info!(event = name, user_id, remember, "user signed in with a passkey")
+            }
+            Self::PasskeyAdded {
+                user_id, passkey_id, ..
+            } => tracing::info!(event = name, user_id, passkey_id, "passkey added"),
+            Self::PasskeyRemoved {
+                user_id,
+                passkey_id,
+            } => tracing::info!(event = name, user_id, passkey_id, "passkey removed"),
+            Self::PasskeyRefused {
+                user_id,
+                passkey_id,
+            } => tracing::warn!(
+                event = name,
+                user_id,
+                passkey_id,
+                "passkey refused: its signature counter went backwards"
+            ),
             Self::Failed { .. } => tracing::info!(event = name, "sign-in failed"),
             Self::Lockout { ip, .. } => {
                 tracing::warn!(event = name, ip = %ip, "sign-in attempts throttled")

@@ -6,7 +6,7 @@
 mod notifications;
 mod transport;
 
-pub use notifications::{Composer, Notification};
+pub use notifications::{Composer, Notice, Notification};
 pub use transport::Transport;
 
 use std::time::Duration;

@@ -25,7 +25,7 @@ pub struct Composer {
     app_name: String,
 }
 
-const TEMPLATES: [(&str, &str); 6] = [
+const TEMPLATES: [(&str, &str); 8] = [
     (
         "reset-link.txt",
         include_str!("../../templates/mail/reset-link.txt.tera"),
@@ -50,7 +50,61 @@ const TEMPLATES: [(&str, &str); 6] = [
         "second-factor-lockout.html",
         include_str!("../../templates/mail/second-factor-lockout.html.tera"),
     ),
+    (
+        "security-notice.txt",
+        include_str!("../../templates/mail/security-notice.txt.tera"),
+    ),
+    (
+        "security-notice.html",
+        include_str!("../../templates/mail/security-notice.html.tera"),
+    ),
 ];
+
+/// A change to how an account signs in, told to its owner: a sign-in from a
+/// new device, two-factor on or off, recovery codes renewed, a passkey
+/// added or removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// A sign-in from a browser the account had not signed in on.
+    NewDevice {
+        /// When, as `YYYY-MM-DD HH:MM` in UTC.
+        time: String,
+        /// The client address.
+        ip: String,
+        /// The browser, as its `User-Agent` names it ("Chrome 131 on Linux").
+        browser: String,
+    },
+    /// Two-factor sign-in was turned on.
+    TwoFactorOn,
+    /// Two-factor sign-in was turned off.
+    TwoFactorOff,
+    /// A new set of recovery codes replaced the old one.
+    RecoveryCodesRenewed,
+    /// A passkey was added.
+    PasskeyAdded {
+        /// The name its owner gave it.
+        name: String,
+    },
+    /// A passkey was removed.
+    PasskeyRemoved {
+        /// Its name.
+        name: String,
+    },
+}
+
+impl Notice {
+    /// The Fluent id prefix of its subject and body (`mail-<prefix>-subject`).
+    fn prefix(&self) -> &'static str {
+        match self {
+            Self::NewDevice { .. } => "mail-new-device",
+            Self::TwoFactorOn => "mail-two-factor-on",
+            Self::TwoFactorOff => "mail-two-factor-off",
+            Self::RecoveryCodesRenewed => "mail-recovery-renewed",
+            Self::PasskeyAdded { .. } => "mail-passkey-added",
+            Self::PasskeyRemoved { .. } => "mail-passkey-removed",
+        }
+    }
+}
 
 impl Composer {
     /// Loads the embedded templates and messages.
@@ -73,6 +127,7 @@ impl Composer {
         keys: &[(&str, &str)],
         args: &[(&str, &str)],
         link: &str,
+        details: &[String],
     ) -> Result<Notification, String> {
         let words: HashMap<&str, String> = keys
             .iter()
@@ -82,6 +137,7 @@ impl Composer {
         context.insert("t", &words);
         context.insert("link", link);
         context.insert("lang", language.tag());
+        context.insert("details", details);
         let render = |kind: &str| {
             self.tera
                 .render(&format!("{name}.{kind}"), &context)
@@ -121,6 +177,7 @@ impl Composer {
                 ("app", &self.app_name),
             ],
             link,
+            &[],
         )
     }
 
@@ -147,6 +204,7 @@ impl Composer {
                 ("app", &self.app_name),
             ],
             forgot_link,
+            &[],
         )
     }
 
@@ -178,6 +236,57 @@ impl Composer {
                 ("app", &self.app_name),
             ],
             forgot_link,
+            &[],
+        )
+    }
+
+    /// A security notice to `name`, pointing at the account screen
+    /// (`account_link`).
+    pub fn notice(
+        &self,
+        language: Language,
+        name: &str,
+        notice: &Notice,
+        account_link: &str,
+    ) -> Result<Notification, String> {
+        let prefix = notice.prefix();
+        let subject = format!("{prefix}-subject");
+        let body = format!("{prefix}-body");
+        let passkey = match notice {
+            Notice::PasskeyAdded { name } | Notice::PasskeyRemoved { name } => name.as_str(),
+            _ => "",
+        };
+        let args = [
+            ("name", name),
+            ("link", account_link),
+            ("app", self.app_name.as_str()),
+            ("passkey", passkey),
+        ];
+        let details = match notice {
+            Notice::NewDevice { time, ip, browser } => [
+                ("mail-new-device-time", "time", time),
+                ("mail-new-device-ip", "ip", ip),
+                ("mail-new-device-browser", "browser", browser),
+            ]
+            .iter()
+            .map(|(id, arg, value)| self.catalog.text(language, id, &[(arg, value.as_str())]))
+            .collect(),
+            _ => Vec::new(),
+        };
+        self.render(
+            "security-notice",
+            language,
+            &[
+                ("subject", &subject),
+                ("greeting", "mail-notice-greeting"),
+                ("body", &body),
+                ("warning", "mail-notice-warning"),
+                ("action", "mail-notice-action"),
+                ("signature", "mail-signature"),
+            ],
+            &args,
+            account_link,
+            &details,
         )
     }
 }

@@ -120,7 +120,9 @@ pub async fn render(
                    "ip_address": e.ip_address})
         })
         .collect();
+    let passkeys = super::passkeys::listing(gh, user).await?;
     view.extra.extend([
+        ("passkey_list", passkeys.map_or(Value::Null, |p| p["value"].clone())),
         ("sessions", sessions["value"].clone()),
         ("two_factor", json!(state)),
         ("two_factor_status", status),

@@ -9,6 +9,7 @@ use secrecy::SecretString;
 use serde_json::json;
 
 use super::password_check::{check_password, Checked};
+use super::notify::{new_device, notify, Recipient};
 use super::pending;
 use crate::auth::epoch;
 use crate::auth::users::{self, UserRecord};
@@ -16,8 +17,10 @@ use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::{AuthEvent, Origin};
+use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
+use crate::session::device::{self, Device};
 use crate::session::{remember, AuthUser, Guest, Session};
 use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
@@ -61,6 +64,7 @@ pub async fn login(
     session: Session,
     client: ClientIp,
     from: Origin,
+    language: Language,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
@@ -82,36 +86,101 @@ pub async fn login(
             }
             return Ok(Reply::json(json!({"message": "two_factor_required"})));
         }
-        finish(gh, &session, jar, &from, user, credentials.remember, input.is_form()).await
+        let at = Completing {
+            jar,
+            session: &session,
+            from: &from,
+            language,
+        };
+        let proven = Proven {
+            user,
+            remember: credentials.remember,
+            method: Method::Password,
+            is_form: input.is_form(),
+        };
+        finish(gh, at, proven).await
     }
     .await;
     Posted(answer)
 }
 
-/// Signs `user` in on this session (a new id), issues the remember cookie
-/// when asked, and answers the next intent, as a sign-in does whether or not
-/// a second factor came first.
+/// How a sign-in was proven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// The password (and any second factor).
+    Password,
+    /// A passkey alone, user verified: both factors.
+    Passkey,
+}
+
+/// A sign-in whose factors all passed, to be completed.
+pub struct Proven {
+    /// The account.
+    pub user: UserRecord,
+    /// Whether the sign-in asked to be remembered.
+    pub remember: bool,
+    /// How it was proven.
+    pub method: Method,
+    /// Whether a screen posted it (answered with a 303).
+    pub is_form: bool,
+}
+
+/// The request a sign-in completes in.
+pub struct Completing<'a, 'r> {
+    /// Rocket's cookies of the request.
+    pub jar: &'a CookieJar<'r>,
+    /// The session to sign in (under a new id).
+    pub session: &'a Session,
+    /// The client.
+    pub from: &'a Origin,
+    /// The request's language (of the new-device mail).
+    pub language: Language,
+}
+
+/// Signs `proven.user` in on this session (a new id), issues the remember
+/// cookie when asked, tells the owner of a sign-in from a new device, and
+/// answers the next intent, however the sign-in was proven.
 pub async fn finish(
     gh: &GatehouseState,
-    session: &Session,
-    jar: &CookieJar<'_>,
-    from: &Origin,
-    user: UserRecord,
-    remember_me: bool,
-    is_form: bool,
+    at: Completing<'_, '_>,
+    proven: Proven,
 ) -> Result<Reply, AuthError> {
+    let Proven {
+        user,
+        remember: remember_me,
+        method,
+        is_form,
+    } = proven;
+    let session = at.session;
     session.sign_in(user.id);
     if remember_me {
         // Laravel's column, for hosts that share the table.
         users::ensure_remember_token(&gh.db, user.id).await?;
         let session_id = session.stored_id().unwrap_or_default();
-        remember(jar, gh, user.id, &session_id).await?;
+        remember(at.jar, gh, user.id, &session_id).await?;
     }
-    let login = AuthEvent::Login {
-        user_id: user.id,
-        remember: remember_me,
+    let login = match method {
+        Method::Password => AuthEvent::Login {
+            user_id: user.id,
+            remember: remember_me,
+        },
+        Method::Passkey => AuthEvent::PasskeyLogin {
+            user_id: user.id,
+            remember: remember_me,
+        },
     };
-    gh.events.emit(login, from).await;
+    gh.events.emit(login, at.from).await;
+    match device::signed_in_on(at.jar, gh, user.id).await {
+        Ok(Device::New) => {
+            let to = Recipient {
+                name: &user.name,
+                email: &user.email,
+            };
+            notify(gh, to, at.language, &new_device(at.from));
+        }
+        Ok(Device::Known) => {}
+        Err(e) => tracing::warn!(error = %e, "sign-in device not recorded"),
+    }
     let auth_user = AuthUser {
         id: user.id,
         name: user.name,

@@ -6,11 +6,14 @@
 mod account;
 mod assets;
 mod catchers;
+mod ceremony;
 mod confirm;
 mod forgot;
 mod intents;
 mod login;
 mod logout;
+mod notify;
+mod passkeys;
 mod password_check;
 mod pending;
 mod reset;
@@ -58,6 +61,13 @@ pub fn all() -> Vec<Route> {
         two_factor::disable,
         two_factor::screen,
         two_factor::challenge,
+        two_factor::passkey_options,
+        passkeys::list,
+        passkeys::registration_options,
+        passkeys::register,
+        passkeys::remove,
+        passkeys::sign_in_options,
+        passkeys::sign_in,
     ]
 }
 

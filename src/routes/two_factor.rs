@@ -5,22 +5,27 @@
 
 use rocket::http::CookieJar;
 use rocket::response::Redirect;
+use rocket::serde::json::Json;
 use rocket::{get, post, Responder, State};
 use serde_json::{json, Value};
 
 use super::account;
+use super::ceremony::Ceremony;
+use super::passkeys;
 use super::confirm::{confirm_password, void_other_devices};
-use super::login::finish;
+use super::login::{finish, Completing, Method, Proven};
+use super::notify::{notify, recipient};
 use super::pending;
 use crate::auth::epoch;
 use crate::auth::second_factor::{Failure, Reserved, DAY_LIMIT};
-use crate::auth::two_factor::{RecoveryCodes, TwoFactorError};
+use crate::auth::passkeys::Assertion;
+use crate::auth::two_factor::RecoveryCodes;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
 use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
-use crate::mail::mailbox;
+use crate::mail::{mailbox, Notice};
 use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
@@ -122,6 +127,7 @@ pub async fn confirm(
         // in alone; this browser's own is kept.
         void_other_devices(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, &from).await;
+        notify(gh, recipient(&user), language, &Notice::TwoFactorOn);
         shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
     }
     .await;
@@ -150,6 +156,7 @@ pub async fn recovery_codes(
             .new_recovery_codes(user.id)
             .await?;
         epoch::advance(&gh.db, user.id).await?;
+        notify(gh, recipient(&user), language, &Notice::RecoveryCodesRenewed);
         shown_codes(gh, &user, &session, language, &input, "recovery_codes_renewed", &codes).await
     }
     .await;
@@ -192,6 +199,7 @@ pub async fn disable(
     session: Session,
     from: Origin,
     client: ClientIp,
+    language: Language,
     jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
@@ -204,6 +212,7 @@ pub async fn disable(
             .await?;
         void_other_devices(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, &from).await;
+        notify(gh, recipient(&user), language, &Notice::TwoFactorOff);
         let body = json!({"message": "two_factor_disabled"});
         if input.is_form() {
             session.set_flash(body);
@@ -236,7 +245,7 @@ pub async fn screen(
         .map(Ok)
 }
 
-/// `POST /auth/two-factor-challenge` `{code}` or `{recovery_code}`:
+/// `POST /auth/two-factor-challenge` `{code}`, `{recovery_code}` or `{credential}`:
 /// completes a pending sign-in exactly as a sign-in without a second factor
 /// ends. A code is checked only after it reserved a slot of the user's
 /// limit; once the window is spent (or the day's failures locked the second
@@ -263,10 +272,11 @@ pub async fn challenge(
             return Err(AuthError::Unauthenticated);
         };
         let mut ignored = FieldErrors::new();
+        let credential = input.object("credential", &mut ignored);
         let recovery = input.text("recovery_code", &mut ignored);
-        let code = match &recovery {
-            Some(_) => None,
-            None => Some(code_field(&input, "code")?),
+        let code = match (&credential, &recovery) {
+            (None, None) => Some(code_field(&input, "code")?),
+            _ => None,
         };
         let check = match gh.throttles.second_factor.reserve(pending.user_id).await? {
             Reserved::Check(check) => check,
@@ -275,14 +285,29 @@ pub async fn challenge(
                 return Err(AuthError::Throttled { retry_after });
             }
         };
-        let checked = match (&recovery, &code) {
-            (Some(recovery), _) => gh.two_factor.use_recovery_code(pending.user_id, recovery).await,
-            (None, Some(code)) => gh.two_factor.verify_sign_in(pending.user_id, code).await,
-            (None, None) => Err(TwoFactorError::WrongCode),
+        let checked: Result<(), AuthError> = match (&credential, &recovery, &code) {
+            (Some(credential), _, _) => match Ceremony::SecondStep.take::<Assertion>(&session) {
+                Some(assertion @ Assertion::SecondStep { user_id, .. })
+                    if user_id == pending.user_id =>
+                {
+                    passkeys::verify(gh, &from, credential, assertion).await.map(drop)
+                }
+                _ => Err(AuthError::PasskeyFailed),
+            },
+            (None, Some(recovery), _) => gh
+                .two_factor
+                .use_recovery_code(pending.user_id, recovery)
+                .await
+                .map_err(AuthError::from),
+            (None, None, Some(code)) => gh
+                .two_factor
+                .verify_sign_in(pending.user_id, code)
+                .await
+                .map_err(AuthError::from),
+            (None, None, None) => Err(AuthError::TwoFactorFailed),
         };
         if let Err(error) = checked {
-            let error = AuthError::from(error);
-            if !matches!(error, AuthError::TwoFactorFailed) {
+            if !matches!(error, AuthError::TwoFactorFailed | AuthError::PasskeyFailed) {
                 // Dropped unreported: counted as a failure.
                 return Err(error);
             }
@@ -313,10 +338,44 @@ pub async fn challenge(
         let user = users::find_by_id(&gh.db, pending.user_id)
             .await?
             .ok_or(AuthError::Unauthenticated)?;
-        finish(gh, &session, jar, &from, user, pending.remember, input.is_form()).await
+        let at = Completing {
+            jar,
+            session: &session,
+            from: &from,
+            language,
+        };
+        let proven = Proven {
+            user,
+            remember: pending.remember,
+            method: Method::Password,
+            is_form: input.is_form(),
+        };
+        finish(gh, at, proven).await
     }
     .await;
     Posted(answer)
+}
+
+/// `POST /auth/two-factor/passkey-options`: request options for answering
+/// the pending sign-in's second step with one of the pending user's own
+/// passkeys (404 while passkeys are off or when they have none).
+#[post("/auth/two-factor/passkey-options")]
+pub async fn passkey_options(
+    _origin: SameOrigin,
+    _guest: Guest,
+    session: Session,
+    gh: &State<GatehouseState>,
+) -> Result<Json<Value>, AuthError> {
+    let Some(pending) = pending::current(&gh.db, &session).await? else {
+        return Err(AuthError::Unauthenticated);
+    };
+    let (options, assertion) = gh
+        .passkeys
+        .start_second_step(pending.user_id)
+        .await?
+        .ok_or(AuthError::NotFound)?;
+    Ceremony::SecondStep.keep(&session, &assertion)?;
+    Ok(Json(passkeys::public_key(options)))
 }
 
 /// The day's limit of wrong codes was reached: the `lockout` event and

@@ -88,6 +88,8 @@ pub struct Screens {
     routes: HostRoutes,
     logo: bool,
     min_password: usize,
+    /// Whether passkeys are on (their controls are rendered).
+    passkeys: bool,
     /// Each intent kind's screen by wire name, as JSON for the script.
     intent_screens_json: String,
 }
@@ -149,8 +151,15 @@ impl Screens {
             routes,
             logo,
             min_password,
+            passkeys: false,
             intent_screens_json: script_json(&intent_screens),
         })
+    }
+
+    /// These screens with their passkey controls (when passkeys are on).
+    pub fn with_passkeys(mut self, on: bool) -> Self {
+        self.passkeys = on;
+        self
     }
 
     /// The Fluent message `id` in `language`, without arguments.
@@ -226,6 +235,7 @@ impl Screens {
         context.insert("values", &values);
         context.insert("form", &flash.and_then(|f| f.get("form")).cloned());
         context.insert("logo", &self.logo);
+        context.insert("passkeys", &self.passkeys);
         context.insert("messages_json", &self.messages_json(language));
         context.insert("intent_screens_json", &self.intent_screens_json);
         context.insert("languages", &self.languages(language));

@@ -9,6 +9,7 @@
 //! and absolute (`session.absolute_hours`).
 
 mod cookies;
+pub mod device;
 mod guards;
 mod remember;
 mod remember_store;

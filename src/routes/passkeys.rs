@@ -1,0 +1,292 @@
+//! Passkeys on the account screen (`GET /auth/passkeys`, adding one with
+//! `POST /auth/passkeys/options` then `POST /auth/passkeys`, removing one
+//! with `POST /auth/passkeys/<id>/delete`) and signing in with one alone
+//! (`POST /auth/passkey/options`, then `POST /auth/passkey/login`). Every
+//! route is 404 while passkeys are off; each challenge is used once.
+
+use rocket::http::{CookieJar, Status};
+use rocket::serde::json::Json;
+use rocket::{get, post, State};
+use serde_json::{json, Value};
+
+use super::ceremony::Ceremony;
+use super::confirm::confirm_password;
+use super::login::{finish, Completing, Method, Proven};
+use super::notify::{notify, recipient};
+use crate::auth::passkeys::{
+    Assertion, PasskeyError, PasskeySummary, Registration, Verified, MAX_NAME_CHARS,
+};
+use crate::auth::users;
+use crate::body::{BodyError, Input};
+use crate::clock::rfc3339;
+use crate::error::{AuthError, FieldErrors};
+use crate::events::{AuthEvent, Origin};
+use crate::i18n::Language;
+use crate::mail::Notice;
+use crate::reply::Reply;
+use crate::security::{ClientIp, SameOrigin};
+use crate::session::{AuthUser, Guest, Session};
+use crate::state::GatehouseState;
+
+/// 404 while passkeys are off.
+fn on(gh: &GatehouseState) -> Result<(), AuthError> {
+    if gh.passkeys.is_on() {
+        Ok(())
+    } else {
+        Err(AuthError::NotFound)
+    }
+}
+
+/// A passkey as the list shows it.
+pub fn summary_json(passkey: &PasskeySummary) -> Value {
+    json!({
+        "id": passkey.id,
+        "name": passkey.name,
+        "created_at": rfc3339(passkey.created_at),
+        "last_used_at": passkey.last_used_at.map(rfc3339),
+    })
+}
+
+/// The caller's passkeys as `{"value": [...]}`, oldest first; `None` while
+/// passkeys are off.
+pub async fn listing(gh: &GatehouseState, user: &AuthUser) -> Result<Option<Value>, AuthError> {
+    if !gh.passkeys.is_on() {
+        return Ok(None);
+    }
+    let passkeys = gh.passkeys.list(user.id).await?;
+    let value: Vec<Value> = passkeys.iter().map(summary_json).collect();
+    Ok(Some(json!({ "value": value })))
+}
+
+/// `GET /auth/passkeys`.
+#[get("/auth/passkeys")]
+pub async fn list(user: AuthUser, gh: &State<GatehouseState>) -> Result<Json<Value>, AuthError> {
+    listing(gh, &user).await?.map(Json).ok_or(AuthError::NotFound)
+}
+
+/// `POST /auth/passkeys/options` `{password}`: creation options for a new
+/// passkey; the password is asked again (a wrong one counts as a failed
+/// sign-in).
+#[post("/auth/passkeys/options", data = "<body>")]
+pub async fn registration_options(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    from: Origin,
+    client: ClientIp,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Result<Json<Value>, AuthError> {
+    let input = body?;
+    on(gh)?;
+    confirm_password(gh, &user, client, &from, &input, "password").await?;
+    let (options, registration) = gh
+        .passkeys
+        .start_registration(user.id, &user.email, &user.name)
+        .await?;
+    Ceremony::Registration.keep(&session, &registration)?;
+    Ok(Json(public_key(options)))
+}
+
+/// Reads the passkey's name: required, at most [`MAX_NAME_CHARS`].
+fn name_field(input: &Input, errors: &mut FieldErrors) -> Option<String> {
+    let name = input.required_text("name", errors)?;
+    let name = name.trim().to_owned();
+    if name.chars().count() > MAX_NAME_CHARS {
+        errors.add("name", "max_length");
+        return None;
+    }
+    Some(name)
+}
+
+/// Reads the authenticator's answer.
+fn credential_field(input: &Input, errors: &mut FieldErrors) -> Option<Value> {
+    let credential = input.object("credential", errors);
+    if credential.is_none() && errors.count("credential") == 0 {
+        errors.add("credential", "required");
+    }
+    credential
+}
+
+/// `POST /auth/passkeys` `{name, credential}`: the authenticator's answer
+/// to the challenge of `POST /auth/passkeys/options`; 201 `{"id","name"}`.
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/passkeys", data = "<body>")]
+pub async fn register(
+    _origin: SameOrigin,
+    user: AuthUser,
+    session: Session,
+    from: Origin,
+    language: Language,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Result<(Status, Json<Value>), AuthError> {
+    let input = body?;
+    on(gh)?;
+    let mut errors = FieldErrors::new();
+    let name = name_field(&input, &mut errors);
+    let credential = credential_field(&input, &mut errors);
+    let (Some(name), Some(credential)) = (name, credential) else {
+        return Err(AuthError::Validation(errors));
+    };
+    let registration: Registration = Ceremony::Registration
+        .take(&session)
+        .ok_or(AuthError::PasskeyFailed)?;
+    let added = gh
+        .passkeys
+        .finish_registration(user.id, &name, &credential, registration)
+        .await?;
+    let event = AuthEvent::PasskeyAdded {
+        user_id: user.id,
+        passkey_id: added.id,
+        name: added.name.clone(),
+    };
+    gh.events.emit(event, &from).await;
+    let notice = Notice::PasskeyAdded {
+        name: added.name.clone(),
+    };
+    notify(gh, recipient(&user), language, &notice);
+    Ok((
+        Status::Created,
+        Json(json!({"id": added.id, "name": added.name})),
+    ))
+}
+
+/// `POST /auth/passkeys/<id>/delete` `{password}`: 204, or 404 unless the
+/// passkey is the caller's.
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/passkeys/<id>/delete", data = "<body>")]
+pub async fn remove(
+    _origin: SameOrigin,
+    user: AuthUser,
+    from: Origin,
+    client: ClientIp,
+    language: Language,
+    id: i64,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Result<Status, AuthError> {
+    let input = body?;
+    on(gh)?;
+    confirm_password(gh, &user, client, &from, &input, "password").await?;
+    let name = gh
+        .passkeys
+        .remove(user.id, id)
+        .await?
+        .ok_or(AuthError::NotFound)?;
+    let event = AuthEvent::PasskeyRemoved {
+        user_id: user.id,
+        passkey_id: id,
+    };
+    gh.events.emit(event, &from).await;
+    notify(gh, recipient(&user), language, &Notice::PasskeyRemoved { name });
+    Ok(Status::NoContent)
+}
+
+/// `POST /auth/passkey/options`: request options for a sign-in with any
+/// discoverable passkey.
+#[post("/auth/passkey/options")]
+pub fn sign_in_options(
+    _origin: SameOrigin,
+    _guest: Guest,
+    session: Session,
+    gh: &State<GatehouseState>,
+) -> Result<Json<Value>, AuthError> {
+    let (options, assertion) = gh.passkeys.start_sign_in()?;
+    Ceremony::SignIn.keep(&session, &assertion)?;
+    Ok(Json(public_key(options)))
+}
+
+/// `POST /auth/passkey/login` `{credential, remember?}`: a completed
+/// sign-in, exactly as a password and any second factor complete one; a
+/// failure is 422 `passkey_failed` and spends the client's per-IP budget.
+#[allow(clippy::too_many_arguments)]
+#[post("/auth/passkey/login", data = "<body>")]
+pub async fn sign_in(
+    _origin: SameOrigin,
+    _guest: Guest,
+    session: Session,
+    client: ClientIp,
+    from: Origin,
+    language: Language,
+    jar: &CookieJar<'_>,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Result<Reply, AuthError> {
+    let input = body?;
+    on(gh)?;
+    let ip_budget = &gh.throttles.login_ip;
+    let ip_key = ip_budget.ip_key(&client.to_string());
+    if let Some(retry_after) = ip_budget.known_spent(&ip_key) {
+        return Err(AuthError::Throttled { retry_after });
+    }
+    if let Some(retry_after) = ip_budget.exhausted(&ip_key).await? {
+        return Err(AuthError::Throttled { retry_after });
+    }
+    let mut errors = FieldErrors::new();
+    let credential = credential_field(&input, &mut errors);
+    let remember = input.boolean("remember", &mut errors);
+    let Some(credential) = credential.filter(|_| errors.is_empty()) else {
+        return Err(AuthError::Validation(errors));
+    };
+    let verified = match Ceremony::SignIn.take::<Assertion>(&session) {
+        Some(assertion @ Assertion::Discoverable(_)) => {
+            verify(gh, &from, &credential, assertion).await
+        }
+        _ => Err(AuthError::PasskeyFailed),
+    };
+    let user = match verified {
+        Ok(verified) => users::find_by_id(&gh.db, verified.user_id).await?,
+        Err(AuthError::PasskeyFailed) => None,
+        Err(other) => return Err(other),
+    };
+    let Some(user) = user else {
+        ip_budget.record(&ip_key).await?;
+        return Err(AuthError::PasskeyFailed);
+    };
+    let at = Completing {
+        jar,
+        session: &session,
+        from: &from,
+        language,
+    };
+    let proven = Proven {
+        user,
+        remember,
+        method: Method::Passkey,
+        is_form: false,
+    };
+    finish(gh, at, proven).await
+}
+
+/// Verifies `credential` against `assertion`; a counter that went
+/// backwards is recorded (`passkey_refused`). Every refusal is
+/// [`AuthError::PasskeyFailed`].
+pub async fn verify(
+    gh: &GatehouseState,
+    from: &Origin,
+    credential: &Value,
+    assertion: Assertion,
+) -> Result<Verified, AuthError> {
+    match gh.passkeys.finish_sign_in(credential, assertion).await {
+        Ok(verified) => Ok(verified),
+        Err(PasskeyError::CounterWentBack {
+            user_id,
+            passkey_id,
+        }) => {
+            let event = AuthEvent::PasskeyRefused {
+                user_id,
+                passkey_id,
+            };
+            gh.events.emit(event, from).await;
+            Err(AuthError::PasskeyFailed)
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// `{"publicKey": …}` of webauthn-rs' options: the mediation is the
+/// script's choice (a button, or the address field's autofill).
+pub fn public_key(mut options: Value) -> Value {
+    json!({ "publicKey": options["publicKey"].take() })
+}
