@@ -138,6 +138,7 @@
         form.reset();
         show("success", text(data.message));
         return showCodes(data.recovery_codes);
+      case "passkey-remove": return reloadAccount("passkey_removed");
       case "forgot": form.reset(); return show("success", text("reset_link_sent"));
       case "set-password": return window.location.assign("/login?notice=reset_success");
       // Any intent's screen (`org-setup`: its older name, in hosts' templates).
@@ -150,7 +151,8 @@
   }
 
   document.querySelectorAll("form[data-gatehouse]").forEach(function (form) {
-    if (form.dataset.gatehouse === "logout") return;
+    // Signing out is a plain post; adding a passkey has its own ceremony.
+    if (form.dataset.gatehouse === "logout" || form.dataset.gatehouse === "passkey-add") return;
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button[type=submit]");
@@ -173,4 +175,271 @@
       });
     });
   });
+
+  // Passkeys (WebAuthn). Their controls are served hidden and shown here,
+  // only where the browser can use them; the server sends options and takes
+  // answers as JSON whose binary fields are base64url.
+  var webauthn = !!(window.PublicKeyCredential && navigator.credentials &&
+    navigator.credentials.create && navigator.credentials.get);
+
+  function fromBase64url(value) {
+    var base64 = String(value).replace(/-/g, "+").replace(/_/g, "/");
+    while (base64.length % 4) base64 += "=";
+    var binary = atob(base64);
+    var bytes = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes.buffer;
+  }
+
+  function toBase64url(buffer) {
+    var bytes = new Uint8Array(buffer);
+    var binary = "";
+    for (var i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
+    return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  // The options without members the server left empty (`null`), which the
+  // browser's dictionaries refuse.
+  function withoutNulls(value) {
+    if (Array.isArray(value)) return value.map(withoutNulls);
+    if (!value || typeof value !== "object") return value;
+    var copy = {};
+    Object.keys(value).forEach(function (key) {
+      if (value[key] !== null) copy[key] = withoutNulls(value[key]);
+    });
+    return copy;
+  }
+
+  function withIds(list) {
+    return (list || []).map(function (c) {
+      return Object.assign({}, c, { id: fromBase64url(c.id) });
+    });
+  }
+
+  function creationOptions(json) {
+    json = withoutNulls(json);
+    if (PublicKeyCredential.parseCreationOptionsFromJSON) {
+      return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+    }
+    return Object.assign({}, json, {
+      challenge: fromBase64url(json.challenge),
+      user: Object.assign({}, json.user, { id: fromBase64url(json.user.id) }),
+      excludeCredentials: withIds(json.excludeCredentials)
+    });
+  }
+
+  function requestOptions(json) {
+    json = withoutNulls(json);
+    if (PublicKeyCredential.parseRequestOptionsFromJSON) {
+      return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+    }
+    return Object.assign({}, json, {
+      challenge: fromBase64url(json.challenge),
+      allowCredentials: withIds(json.allowCredentials)
+    });
+  }
+
+  // The authenticator's answer as the server reads it.
+  function credentialJSON(credential) {
+    if (typeof credential.toJSON === "function") return credential.toJSON();
+    var r = credential.response;
+    var response = { clientDataJSON: toBase64url(r.clientDataJSON) };
+    if (r.attestationObject) {
+      response.attestationObject = toBase64url(r.attestationObject);
+      if (r.getTransports) response.transports = r.getTransports();
+    }
+    if (r.authenticatorData) response.authenticatorData = toBase64url(r.authenticatorData);
+    if (r.signature) response.signature = toBase64url(r.signature);
+    if (r.userHandle) response.userHandle = toBase64url(r.userHandle);
+    return {
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      response: response,
+      clientExtensionResults: credential.getClientExtensionResults ? credential.getClientExtensionResults() : {}
+    };
+  }
+
+  // A JSON post; answers `{ok, status, data}`.
+  function post(path, body) {
+    var init = {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Accept": "application/json" }
+    };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    return fetch(path, init).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        return { ok: response.ok, status: response.status, data: data };
+      });
+    });
+  }
+
+  // A server answer that ends a ceremony.
+  function Refused(answer) { this.answer = answer; }
+
+  function refusedUnlessOk(answer) {
+    if (!answer.ok) throw new Refused(answer);
+    return answer;
+  }
+
+  // Why a ceremony did not end, told on `form`: the server's words, or the
+  // browser's (cancelled, already registered); our own abort says nothing.
+  function ceremonyFailed(form, error) {
+    if (error instanceof Refused) return showErrors(form, error.answer.data);
+    var name = error && error.name;
+    if (name === "AbortError") return;
+    if (name === "NotAllowedError") return show("error", text("passkey_cancelled"));
+    if (name === "InvalidStateError") return show("error", text("passkey_exists"));
+    show("error", text(error instanceof TypeError ? "server_error" : "passkey_failed"));
+  }
+
+  function busy(button, on) {
+    if (button) button.disabled = on;
+  }
+
+  // The sign-in screen: the button (a modal request) and the address
+  // field's autofill (a conditional request, started on load and aborted
+  // before the button's begins; each request has its own challenge).
+  function signInWithPasskeys(form) {
+    var button = document.querySelector("[data-passkey-sign-in]");
+    var autofill = null;
+    var autofillDone = Promise.resolve();
+
+    function remembered() {
+      var box = form.querySelector("[name=remember]");
+      return !!(box && box.checked);
+    }
+
+    function signIn(mediation, signal) {
+      return post("/auth/passkey/options").then(refusedUnlessOk).then(function (answer) {
+        var request = { publicKey: requestOptions(answer.data.publicKey) };
+        if (mediation) request.mediation = mediation;
+        if (signal) request.signal = signal;
+        return navigator.credentials.get(request);
+      }).then(function (credential) {
+        if (!credential) throw new DOMException("no passkey chosen", "NotAllowedError");
+        return post("/auth/passkey/login", {
+          credential: credentialJSON(credential),
+          remember: remembered()
+        });
+      }).then(refusedUnlessOk).then(function (answer) {
+        succeeded(form, answer.data);
+      });
+    }
+
+    function startAutofill() {
+      var check = PublicKeyCredential.isConditionalMediationAvailable;
+      if (!check || !window.AbortController) return;
+      autofillDone = check.call(PublicKeyCredential).then(function (available) {
+        if (!available) return;
+        autofill = new AbortController();
+        return signIn("conditional", autofill.signal).catch(function (error) {
+          // Only what the server refused is worth telling: the rest is the
+          // autofill being left or aborted.
+          if (error instanceof Refused) ceremonyFailed(form, error);
+        });
+      }).catch(function () {});
+    }
+
+    if (button) {
+      button.addEventListener("click", function () {
+        clearErrors(form);
+        busy(button, true);
+        if (autofill) autofill.abort();
+        autofill = null;
+        // The autofill's request has ended (and its options were answered)
+        // before the button's begins.
+        autofillDone.then(function () {
+          return signIn();
+        }).catch(function (error) {
+          ceremonyFailed(form, error);
+          startAutofill();
+        }).then(function () {
+          busy(button, false);
+        });
+      });
+    }
+    startAutofill();
+  }
+
+  // The second step: one of the pending user's passkeys instead of a code.
+  function secondStepWithPasskeys(form) {
+    var button = document.querySelector("[data-passkey-second-step]");
+    if (!button) return;
+    button.addEventListener("click", function () {
+      clearErrors(form);
+      busy(button, true);
+      post("/auth/two-factor/passkey-options").then(function (answer) {
+        if (answer.status === 404) {
+          document.querySelectorAll("[data-passkey]").forEach(function (el) { el.hidden = true; });
+          show("error", text("passkey_none"));
+          return null;
+        }
+        refusedUnlessOk(answer);
+        return navigator.credentials.get({ publicKey: requestOptions(answer.data.publicKey) })
+          .then(function (credential) {
+            if (!credential) throw new DOMException("no passkey chosen", "NotAllowedError");
+            return post("/auth/two-factor-challenge", { credential: credentialJSON(credential) });
+          }).then(refusedUnlessOk).then(function (answer) {
+            succeeded(form, answer.data);
+          });
+      }).catch(function (error) {
+        ceremonyFailed(form, error);
+      }).then(function () {
+        busy(button, false);
+      });
+    });
+  }
+
+  // The account screen: password again, then the authenticator makes the
+  // passkey, then it is stored under its name.
+  function addingPasskeys(form) {
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var button = form.querySelector("button[type=submit]");
+      var input = fields(form);
+      clearErrors(form);
+      // Checked before the authenticator is asked, which would otherwise
+      // make a passkey the server then refuses to store.
+      var name = (input.name || "").trim();
+      if (!name) return showErrors(form, { message: "validation_failed", errors: { name: ["required"] } });
+      busy(button, true);
+      post("/auth/passkeys/options", { password: input.password }).then(refusedUnlessOk).then(function (answer) {
+        return navigator.credentials.create({ publicKey: creationOptions(answer.data.publicKey) });
+      }).then(function (credential) {
+        return post("/auth/passkeys", { name: name, credential: credentialJSON(credential) });
+      }).then(refusedUnlessOk).then(function () {
+        reloadAccount("passkey_added");
+      }).catch(function (error) {
+        ceremonyFailed(form, error);
+        busy(button, false);
+      });
+    });
+  }
+
+  // What the account screen says after a passkey was added or removed (the
+  // server shows only its own notices).
+  function passkeyNotice() {
+    var box = document.getElementById("form-message");
+    var notice = new URLSearchParams(window.location.search).get("notice");
+    if (box && !box.textContent && (notice === "passkey_added" || notice === "passkey_removed")) {
+      show("success", text(notice));
+    }
+  }
+
+  if (webauthn) {
+    var login = document.querySelector("form[data-gatehouse=login]");
+    var secondStep = document.querySelector("form[data-gatehouse=two-factor]");
+    var adding = document.querySelector("form[data-gatehouse=passkey-add]");
+    if (login && document.querySelector("[data-passkey-sign-in]")) signInWithPasskeys(login);
+    if (secondStep) secondStepWithPasskeys(secondStep);
+    if (adding) addingPasskeys(adding);
+    document.querySelectorAll("[data-passkey]").forEach(function (el) { el.hidden = false; });
+    document.querySelectorAll("[data-passkey-note]").forEach(function (el) { el.hidden = true; });
+    passkeyNotice();
+  }
 })();

@@ -556,6 +556,100 @@ async fn with_js_errors_show_in_place_and_sign_in_needs_no_form_post() {
     );
 }
 
+/// A site with passkeys on: served as `http://localhost:<port>` (WebAuthn
+/// refuses an IP address).
+fn with_passkeys() -> SiteOptions {
+    SiteOptions {
+        localhost: true,
+        ..SiteOptions::default()
+    }
+}
+
+/// Whether any element matching `css` takes up room on the page.
+async fn shown(browser: &Browser, css: &str) -> bool {
+    browser
+        .eval(
+            "return [...document.querySelectorAll(arguments[0])].some(e => { \
+                 const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; })",
+            vec![json!(css)],
+        )
+        .await
+        == json!(true)
+}
+
+/// Sets up Ada's organisation, so that signing in leads to the dashboard.
+async fn set_up_organisation(browser: &Browser) {
+    browser.wait_for_path("/login/org-setup").await;
+    browser.fill("org_name", "Analytical Engines Ltd").await;
+    browser.choose("legal_form", "1").await;
+    browser.choose("company_size", "small").await;
+    browser.choose("function", "tech_lead").await;
+    browser.submit("/auth/intents/org-setup").await;
+    browser.wait_for_path("/dashboard").await;
+}
+
+/// Adds a passkey named `name` from the account screen (the browser's
+/// virtual authenticator makes it) and waits for the screen to list it.
+async fn add_passkey(browser: &Browser, name: &str) {
+    browser.goto("/account").await;
+    browser
+        .wait_for_element("form[action=\"/auth/passkeys\"] button[type=submit]")
+        .await;
+    browser.fill("add-name", name).await;
+    browser.fill("add-password", PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/passkeys").await;
+    let listed = browser.wait_for_text("[data-passkey-id] .name").await;
+    assert_eq!(listed, name, "the new passkey is listed");
+    assert!(
+        browser.page_was_replaced().await,
+        "the account screen was loaded again"
+    );
+    assert_worded(&browser.wait_for_message().await, "passkey_added");
+}
+
+#[tokio::test]
+async fn a_passkey_added_on_the_account_screen_signs_in_alone() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.goto("/login").await;
+    browser.add_virtual_authenticator().await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    set_up_organisation(&browser).await;
+
+    add_passkey(&browser, "Ada's laptop").await;
+    let meta = browser.text("[data-passkey-id] .meta").await;
+    assert!(
+        meta.contains("never"),
+        "a new passkey was never used: {meta:?}"
+    );
+    let activity = browser.texts(".activity li").await;
+    assert!(
+        activity.iter().any(|e| e.contains("Passkey added")),
+        "the activity names the new passkey: {activity:?}"
+    );
+
+    browser.sign_out().await;
+    browser.goto("/login").await;
+    browser.wait_for_element("[data-passkey-sign-in]").await;
+    browser.click("[data-passkey-sign-in]").await;
+    browser.wait_for_path("/dashboard").await;
+    assert_eq!(
+        browser.wait_for_text("#user-email").await,
+        EMAIL,
+        "the passkey alone signed Ada in"
+    );
+
+    browser.goto("/account").await;
+    let meta = browser.text("[data-passkey-id] .meta").await;
+    assert!(
+        !meta.contains("never"),
+        "the passkey's last use is shown: {meta:?}"
+    );
+}
+
 /// `(lang attribute, title, submit text)` of the page shown.
 async fn wording(browser: &Browser) -> (String, String, String) {
     let lang = browser.attribute("html", "lang").await.unwrap_or_default();
@@ -640,7 +734,10 @@ async fn logo(browser: &Browser) -> Value {
 
 #[tokio::test]
 async fn logo_is_shown_when_the_host_has_one() {
-    let options = SiteOptions { logo: true };
+    let options = SiteOptions {
+        logo: true,
+        ..SiteOptions::default()
+    };
     let Some((tools, site)) = setup(options).await else {
         return;
     };
@@ -875,7 +972,10 @@ async fn screenshots_of_every_screen() {
             (accounts[0].1, "Grace Hopper", PASSWORD),
             (accounts[1].1, "Emmy Noether", PASSWORD),
         ],
-        SiteOptions { logo: true },
+        SiteOptions {
+            logo: true,
+            ..SiteOptions::default()
+        },
     )
     .await;
 

@@ -5,3 +5,5 @@ twoFactor-use_recovery_code = Stattdessen einen Wiederherstellungscode verwenden
 twoFactor-recovery_code = Wiederherstellungscode
 twoFactor-submit = Weiter
 twoFactor-start_over = Neu beginnen
+twoFactor-or = oder
+twoFactor-passkey = Einen Passkey verwenden

@@ -4,3 +4,5 @@ login-password = Password
 login-remember = Keep me signed in
 login-submit = Sign in
 login-forgot = Forgot your password?
+login-or = or
+login-passkey = Sign in with a passkey

@@ -5,3 +5,5 @@ twoFactor-use_recovery_code = Use a recovery code instead
 twoFactor-recovery_code = Recovery code
 twoFactor-submit = Continue
 twoFactor-start_over = Start over
+twoFactor-or = or
+twoFactor-passkey = Use a passkey

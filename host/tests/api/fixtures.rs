@@ -22,6 +22,16 @@ impl TestApp {
         self.create_user_with_hash(email, &hash).await
     }
 
+    /// The id of the user with `email`.
+    pub async fn user_id(&self, email: &str) -> i64 {
+        let email = Email::parse(email).expect("valid email");
+        users::find_by_email(&self.db, &email)
+            .await
+            .expect("user lookup")
+            .expect("the user exists")
+            .id
+    }
+
     /// Creates a user with a given password hash.
     pub async fn create_user_with_hash(&self, email: &str, hash: &str) -> i64 {
         let email = Email::parse(email).expect("valid email");

@@ -30,6 +30,7 @@ mod odata_seek;
 mod odata_stream;
 mod odata_uuid_keys;
 mod outage;
+mod passkeys;
 mod passwords;
 mod remember;
 mod reset;

@@ -3,9 +3,8 @@
 //! of `POST /auth/forgot-password`, and delivery through each transport —
 //! including real SMTP to a server started on loopback.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gatehouse::auth::users;
@@ -16,8 +15,9 @@ use serde_json::json;
 
 use crate::helpers::{location, spawn_app_with, TestApp, BASE_URL, PASSWORD};
 use crate::mailbox::{
-    forgot, read_mails, request_link, reset, reset_with_headers, second_instance, spawn_mail_app,
-    spawn_mail_app_with, Mail, Mailbox, ResetLink, CHANGED_SUBJECT, MAIL_TIMEOUT, RESET_SUBJECT,
+    forgot, in_ci, request_link, reset, reset_with_headers, second_instance, spawn_mail_app,
+    spawn_mail_app_with, Mail, Mailbox, ResetLink, SmtpServer, CHANGED_SUBJECT, MAIL_TIMEOUT,
+    RESET_SUBJECT,
 };
 
 const ADA: &str = "ada@example.org";
@@ -487,115 +487,6 @@ async fn forgot_password_does_not_wait_for_the_mail_server() {
 
 async fn token_count(app: &TestApp) -> i64 {
     app.count("password_reset_tokens").await
-}
-
-/// An aiosmtpd server on loopback, delivering into a Maildir; stopped on drop.
-struct SmtpServer {
-    child: Child,
-    port: u16,
-    maildir: tempfile::TempDir,
-}
-
-impl Drop for SmtpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl SmtpServer {
-    /// Starts `python3 -m aiosmtpd` with the Mailbox handler; `Err` says why not.
-    fn start() -> Result<Self, String> {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| format!("no free port: {e}"))?
-            .port();
-        Self::start_on(port)
-    }
-
-    /// Starts the server on a given loopback port.
-    fn start_on(port: u16) -> Result<Self, String> {
-        let probe = Command::new("python3")
-            .args(["-c", "import aiosmtpd"])
-            .output()
-            .map_err(|e| format!("python3 cannot be run: {e}"))?;
-        if !probe.status.success() {
-            return Err(format!(
-                "aiosmtpd is not installed (python3 -m pip install aiosmtpd): {}",
-                String::from_utf8_lossy(&probe.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or_default()
-            ));
-        }
-        let maildir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let log =
-            std::fs::File::create(maildir.path().join("server.log")).map_err(|e| e.to_string())?;
-        let child = Command::new("python3")
-            .args(["-m", "aiosmtpd", "-n", "-d", "-l"])
-            .arg(format!("127.0.0.1:{port}"))
-            .args(["-c", "aiosmtpd.handlers.Mailbox"])
-            .arg(maildir.path().join("Maildir"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .map_err(|e| format!("python3 -m aiosmtpd cannot be started: {e}"))?;
-        let mut server = Self {
-            child,
-            port,
-            maildir,
-        };
-        let address: SocketAddr = ([127, 0, 0, 1], port).into();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok() {
-                return Ok(server);
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                return Err(format!("aiosmtpd exited ({status}): {}", server.log()));
-            }
-            if Instant::now() > deadline {
-                return Err(format!(
-                    "aiosmtpd did not listen on {address}: {}",
-                    server.log()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Waits for `n` delivered messages; on time-out, shows the server's log.
-    async fn wait_for(&self, n: usize) -> Vec<Mail> {
-        let deadline = Instant::now() + MAIL_TIMEOUT;
-        loop {
-            let mails = read_mails(&self.new_mail());
-            if mails.len() >= n {
-                return mails;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} of {n} mail(s) reached the SMTP server within {MAIL_TIMEOUT:?}; its log:\n{}",
-                mails.len(),
-                self.log()
-            );
-            rocket::tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.maildir.path().join("server.log")).unwrap_or_default()
-    }
-
-    /// Where delivered messages appear.
-    fn new_mail(&self) -> std::path::PathBuf {
-        self.maildir.path().join("Maildir").join("new")
-    }
-}
-
-/// Whether this run is CI, where every service must be there.
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// The envelope recipient aiosmtpd recorded, from the raw stored message.

@@ -30,7 +30,10 @@ async fn browser(app: &TestApp) -> Client {
 }
 
 /// [`browser`] on a host with extra configuration.
-async fn browser_with(app: &TestApp, configure: impl FnOnce(Figment) -> Figment) -> Client {
+pub(crate) async fn browser_with(
+    app: &TestApp,
+    configure: impl FnOnce(Figment) -> Figment,
+) -> Client {
     Client::tracked(gatehouse_host::rocket(configure(figment(
         &app.database_url,
     ))))
@@ -38,7 +41,7 @@ async fn browser_with(app: &TestApp, configure: impl FnOnce(Figment) -> Figment)
     .expect("another browser's host ignites")
 }
 
-async fn post(client: &Client, path: &str, body: Value) -> (Status, Value) {
+pub(crate) async fn post(client: &Client, path: &str, body: Value) -> (Status, Value) {
     let response = client
         .post(path.to_owned())
         .header(ContentType::JSON)
@@ -136,7 +139,7 @@ pub(crate) fn shown_key(html: &str) -> Option<String> {
 
 /// Turns two-factor sign-in on from the signed-in `client`; answers the
 /// secret and the time step its confirmation spent.
-async fn enrol(client: &Client) -> (String, u64) {
+pub(crate) async fn enrol(client: &Client) -> (String, u64) {
     let (status, enrolment) = post(client, "/auth/two-factor", json!({"password": PASSWORD})).await;
     assert_eq!(status, Status::Ok, "{enrolment}");
     let secret = enrolment["secret"].as_str().expect("secret").to_owned();
@@ -152,7 +155,7 @@ async fn enrol(client: &Client) -> (String, u64) {
 }
 
 /// A code that is wrong now: none of the steps around now.
-fn wrong_code(secret: &str) -> String {
+pub(crate) fn wrong_code(secret: &str) -> String {
     let t = now();
     let taken: Vec<String> = [t - 60, t - 30, t, t + 30, t + 60]
         .iter()
@@ -165,7 +168,7 @@ fn wrong_code(secret: &str) -> String {
 }
 
 /// The security events of `user_id` named `event`, with their details.
-async fn events(app: &TestApp, user_id: i64, event: &str) -> Vec<Option<String>> {
+pub(crate) async fn events(app: &TestApp, user_id: i64, event: &str) -> Vec<Option<String>> {
     let rows = app
         .db
         .fetch_all(

@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use mail_parser::MessageParser;
+use reqwest::Method;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -147,12 +149,17 @@ fn read_log(path: &Path) -> String {
 pub struct SiteOptions {
     /// Put a logo at `<public_dir>/assets/ci/logo-full.svg`.
     pub logo: bool,
+    /// Serve as `http://localhost:<port>` (its `base_url`, and where the
+    /// browser goes) instead of `http://127.0.0.1:<port>`: WebAuthn refuses
+    /// an IP address, so only then are passkeys on.
+    pub localhost: bool,
 }
 
 /// A running `gatehouse serve` on its own database.
 pub struct Site {
     _server: Guarded,
-    /// `http://127.0.0.1:<port>`, also its `base_url`.
+    /// `http://127.0.0.1:<port>` (`http://localhost:<port>` with
+    /// [`SiteOptions::localhost`]), also its `base_url`.
     pub base: String,
     mail: TempDir,
     public: TempDir,
@@ -184,7 +191,12 @@ impl Site {
             std::fs::write(dir.join("logo-full.svg"), LOGO_SVG).expect("logo file");
         }
         let port = free_port();
-        let base = format!("http://127.0.0.1:{port}");
+        let host = if options.localhost {
+            "localhost"
+        } else {
+            "127.0.0.1"
+        };
+        let base = format!("http://{host}:{port}");
         let stdout_log = db.dir().join(format!("serve-{port}.stdout.log"));
         let stderr_log = db.dir().join(format!("serve-{port}.stderr.log"));
         let mut command = gatehouse(&db);
@@ -207,7 +219,8 @@ impl Site {
             child,
             group: false,
         };
-        let login = format!("{base}/login");
+        // Polled on the address it listens on, whatever `localhost` resolves to.
+        let login = format!("http://127.0.0.1:{port}/login");
         wait_until_up(&login, "`gatehouse serve`", &mut server, || {
             format!(
                 "--- stderr\n{}\n--- stdout\n{}",
@@ -517,6 +530,46 @@ impl Browser {
             driver_log,
             _profile: profile,
         }
+    }
+
+    /// Adds a virtual authenticator to the browser (WebDriver's WebAuthn
+    /// extension): a platform authenticator with discoverable credentials
+    /// and user verification, whose user always consents and is verified.
+    /// Answers its id.
+    pub async fn add_virtual_authenticator(&self) -> String {
+        let command = AddVirtualAuthenticator {
+            options: json!({
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": true,
+                "hasUserVerification": true,
+                "isUserVerified": true,
+                "isUserConsenting": true,
+            }),
+        };
+        let id = self.client.issue_cmd(command).await.unwrap_or_else(|e| {
+            panic!(
+                "no virtual authenticator: {e}\n--- chromedriver log (tail)\n{}",
+                tail(&read_log(&self.driver_log), 4000)
+            )
+        });
+        id.as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("the authenticator's id, not {id}"))
+    }
+
+    /// The credentials held by the virtual authenticator `authenticator`
+    /// (WebDriver's `credentialId`, `rpId`, `userHandle`, `signCount`, …).
+    pub async fn virtual_credentials(&self, authenticator: &str) -> Vec<Value> {
+        let command = VirtualCredentials {
+            authenticator: authenticator.to_owned(),
+        };
+        let answer = self
+            .client
+            .issue_cmd(command)
+            .await
+            .unwrap_or_else(|e| panic!("credentials of {authenticator}: {e}"));
+        answer.as_array().cloned().unwrap_or_default()
     }
 
     /// The WebDriver client, for anything the helpers do not cover.
@@ -853,6 +906,59 @@ impl Browser {
         }
         std::fs::write(file, png)
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
+    }
+}
+
+/// `POST /session/{id}/webauthn/authenticator` (WebAuthn Level 2, "Add
+/// Virtual Authenticator"), which fantoccini has no method for.
+#[derive(Debug)]
+struct AddVirtualAuthenticator {
+    options: Value,
+}
+
+/// The URL of `path` under the session's endpoint.
+fn session_endpoint(
+    base_url: &url::Url,
+    session_id: Option<&str>,
+    path: &str,
+) -> Result<url::Url, url::ParseError> {
+    let session = session_id.unwrap_or_default();
+    base_url.join(&format!("session/{session}/{path}"))
+}
+
+impl WebDriverCompatibleCommand for AddVirtualAuthenticator {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        session_endpoint(base_url, session_id, "webauthn/authenticator")
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (Method, Option<String>) {
+        (Method::POST, Some(self.options.to_string()))
+    }
+}
+
+/// `GET /session/{id}/webauthn/authenticator/{authenticatorId}/credentials`
+/// ("Get Credentials").
+#[derive(Debug)]
+struct VirtualCredentials {
+    authenticator: String,
+}
+
+impl WebDriverCompatibleCommand for VirtualCredentials {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        let path = format!("webauthn/authenticator/{}/credentials", self.authenticator);
+        session_endpoint(base_url, session_id, &path)
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (Method, Option<String>) {
+        (Method::GET, None)
     }
 }
 
