@@ -15,6 +15,7 @@ mod intents;
 mod login;
 mod login_validation;
 mod mailbox;
+mod notices;
 mod odata_access;
 mod odata_batch;
 mod odata_errors;

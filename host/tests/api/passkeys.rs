@@ -39,13 +39,13 @@ async fn spawn() -> TestApp {
 }
 
 /// A browser's authenticator: the soft passkey, user verification claimed.
-struct Authenticator {
+pub(crate) struct Authenticator {
     key: SoftPasskey,
     origin: Url,
 }
 
 impl Authenticator {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::at(BASE_URL)
     }
 
@@ -58,7 +58,7 @@ impl Authenticator {
 
     /// Answers creation options as the browser would, or `None` when the
     /// authenticator refuses them.
-    fn create(&mut self, options: &Value) -> Option<Value> {
+    pub(crate) fn create(&mut self, options: &Value) -> Option<Value> {
         let mut options: CreationChallengeResponse =
             serde_json::from_value(options.clone()).expect("creation options");
         // The soft passkey cannot keep the credential: it answers as an
