@@ -602,6 +602,35 @@ async fn a_passkey_sign_in_is_guest_only_and_takes_a_credential() {
     );
 }
 
+#[rocket::async_test]
+async fn failed_passkey_sign_ins_spend_the_per_ip_budget() {
+    let app = spawn_app_with(|f| passkeys_on(f).merge(("auth.ip_throttle_attempts", 3))).await;
+    app.create_user(ADA, PASSWORD).await;
+    let forged = json!({"id": "AAAA", "rawId": "AAAA", "type": "public-key",
+                        "response": {"clientDataJSON": "AAAA", "authenticatorData": "AAAA",
+                                     "signature": "AAAA"}});
+    for n in 1..=3 {
+        post(&app.client, "/auth/passkey/options", Value::Null).await;
+        let (status, _) = post(
+            &app.client,
+            "/auth/passkey/login",
+            json!({"credential": forged}),
+        )
+        .await;
+        assert_eq!(status, Status::UnprocessableEntity, "attempt {n}");
+    }
+    let (status, body) = post(
+        &app.client,
+        "/auth/passkey/login",
+        json!({"credential": forged}),
+    )
+    .await;
+    assert_eq!(status, Status::TooManyRequests, "{body}");
+    // The budget is the client's, whatever it tries next.
+    let (status, _) = sign_in(&app.client, ADA).await;
+    assert_eq!(status, Status::TooManyRequests);
+}
+
 /// A JSON GET from `client`.
 async fn post_get(client: &Client, path: &str) -> (Status, Value) {
     let response = client

@@ -294,3 +294,84 @@ async fn user_set_password_ends_every_session_of_the_user() {
         [by_command("password_changed", ada, "command line")]
     );
 }
+
+#[tokio::test]
+async fn passkey_list_and_remove_act_on_an_accounts_passkeys() {
+    use webauthn_authenticator_rs::prelude::WebauthnAuthenticator;
+    let test = TestDb::new().await;
+    add_user(&test, ADA, "Ada", PASSWORD);
+    let base = "http://localhost:8000";
+    let figment = rocket::Config::figment()
+        .merge(("databases.main.url", test.url.as_str()))
+        .merge(("secret_key", SECRET_KEY))
+        .merge(("base_url", base))
+        .merge(("log_level", "off"));
+    let client = Client::tracked(gatehouse_host::rocket(figment))
+        .await
+        .expect("the host ignites");
+    sign_in(&client, ADA, false).await;
+    let post = |path: &'static str, body: serde_json::Value| {
+        client
+            .post(path)
+            .header(ContentType::JSON)
+            .body(body.to_string())
+            .dispatch()
+    };
+    let options = post("/auth/passkeys/options", json!({"password": PASSWORD}))
+        .await
+        .into_json::<webauthn_rs_proto::CreationChallengeResponse>()
+        .await
+        .expect("creation options");
+    let mut options = options;
+    if let Some(selection) = options.public_key.authenticator_selection.as_mut() {
+        selection.require_resident_key = false;
+        selection.resident_key = None;
+    }
+    let credential = webauthn_authenticator_rs::softpasskey::SoftPasskey::new(true)
+        .do_registration(url::Url::parse(base).unwrap(), options)
+        .expect("the soft passkey registers");
+    let added = post(
+        "/auth/passkeys",
+        json!({"name": "Yubikey 5", "credential": credential}),
+    )
+    .await;
+    assert_eq!(added.status(), Status::Created);
+
+    let out = cli(&test, &["passkey", "list", ADA], None);
+    out.assert_success();
+    let rows = listed(&out.stdout);
+    assert_eq!(rows.len(), 1, "{}", out.stdout);
+    assert_eq!(rows[0][1], "Yubikey 5");
+    assert_eq!(rows[0][3], "never");
+    let id = rows[0][0].clone();
+
+    let out = cli(&test, &["passkey", "remove", &id], None);
+    out.assert_success();
+    assert!(
+        out.stdout.contains(&format!("passkey {id} removed")),
+        "{}",
+        out.stdout
+    );
+    let out = cli(&test, &["passkey", "list", ADA], None);
+    assert!(out.stdout.contains("no passkeys"), "{}", out.stdout);
+    cli(&test, &["passkey", "remove", &id], None)
+        .assert_failure(&[&format!("passkey with id {id}")]);
+    cli(&test, &["passkey", "list", "ghost@example.org"], None)
+        .assert_failure(&["ghost@example.org"]);
+
+    let db = test.connect().await;
+    let ada = user_id(&db, ADA).await;
+    let removed: Vec<Stored> = events(&db)
+        .await
+        .into_iter()
+        .filter(|e| e.0 == "passkey_removed")
+        .collect();
+    assert_eq!(
+        removed,
+        [by_command(
+            "passkey_removed",
+            ada,
+            &format!("passkey {id}, command line")
+        )]
+    );
+}
