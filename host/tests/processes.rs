@@ -405,3 +405,21 @@ async fn set_password_from_the_command_line_ends_every_session() {
         "the session ended with the password change"
     );
 }
+
+#[tokio::test]
+async fn start_up_says_once_that_passkeys_are_off_on_an_ip_address() {
+    let (_db, http, server) = one_instance("ip").await;
+    let options = http
+        .post(server.url("/auth/passkey/options"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(options.status(), StatusCode::NOT_FOUND);
+    let logs = server.logs();
+    assert_eq!(
+        logs.matches("passkeys are off").count(),
+        1,
+        "one line saying why:\n{logs}"
+    );
+    assert!(logs.contains("IP address"), "{logs}");
+}
