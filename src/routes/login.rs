@@ -86,18 +86,8 @@ pub async fn login(
             }
             return Ok(Reply::json(json!({"message": "two_factor_required"})));
         }
-        let at = Completing {
-            jar,
-            session: &session,
-            from: &from,
-            language,
-        };
-        let proven = Proven {
-            user,
-            remember: credentials.remember,
-            method: Method::Password,
-            is_form: input.is_form(),
-        };
+        let at = Completing::new(jar, &session, &from, language);
+        let proven = Proven::password(user, credentials.remember, input.is_form());
         finish(gh, at, proven).await
     }
     .await;
@@ -125,6 +115,28 @@ pub struct Proven {
     pub is_form: bool,
 }
 
+impl Proven {
+    /// A password, and any second factor, proved `user`.
+    pub fn password(user: UserRecord, remember: bool, is_form: bool) -> Self {
+        Self {
+            user,
+            remember,
+            method: Method::Password,
+            is_form,
+        }
+    }
+
+    /// A passkey alone proved `user` (its script posts JSON).
+    pub fn passkey(user: UserRecord, remember: bool) -> Self {
+        Self {
+            user,
+            remember,
+            method: Method::Passkey,
+            is_form: false,
+        }
+    }
+}
+
 /// The request a sign-in completes in.
 pub struct Completing<'a, 'r> {
     /// Rocket's cookies of the request.
@@ -135,6 +147,23 @@ pub struct Completing<'a, 'r> {
     pub from: &'a Origin,
     /// The request's language (of the new-device mail).
     pub language: Language,
+}
+
+impl<'a, 'r> Completing<'a, 'r> {
+    /// The request of `jar`, `session`, `from` and `language`.
+    pub fn new(
+        jar: &'a CookieJar<'r>,
+        session: &'a Session,
+        from: &'a Origin,
+        language: Language,
+    ) -> Self {
+        Self {
+            jar,
+            session,
+            from,
+            language,
+        }
+    }
 }
 
 /// Signs `proven.user` in on this session (a new id), issues the remember

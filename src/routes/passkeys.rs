@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::ceremony::Ceremony;
 use super::confirm::confirm_password;
-use super::login::{finish, Completing, Method, Proven};
+use super::login::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use crate::auth::passkeys::{
     Assertion, PasskeyError, PasskeySummary, Registration, Verified, MAX_NAME_CHARS,
@@ -244,19 +244,8 @@ pub async fn sign_in(
         ip_budget.record(&ip_key).await?;
         return Err(AuthError::PasskeyFailed);
     };
-    let at = Completing {
-        jar,
-        session: &session,
-        from: &from,
-        language,
-    };
-    let proven = Proven {
-        user,
-        remember,
-        method: Method::Passkey,
-        is_form: false,
-    };
-    finish(gh, at, proven).await
+    let at = Completing::new(jar, &session, &from, language);
+    finish(gh, at, Proven::passkey(user, remember)).await
 }
 
 /// Verifies `credential` against `assertion`; a counter that went

@@ -13,7 +13,7 @@ use super::account;
 use super::ceremony::Ceremony;
 use super::passkeys;
 use super::confirm::{confirm_password, void_other_devices};
-use super::login::{finish, Completing, Method, Proven};
+use super::login::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use super::pending;
 use crate::auth::epoch;
@@ -338,18 +338,8 @@ pub async fn challenge(
         let user = users::find_by_id(&gh.db, pending.user_id)
             .await?
             .ok_or(AuthError::Unauthenticated)?;
-        let at = Completing {
-            jar,
-            session: &session,
-            from: &from,
-            language,
-        };
-        let proven = Proven {
-            user,
-            remember: pending.remember,
-            method: Method::Password,
-            is_form: input.is_form(),
-        };
+        let at = Completing::new(jar, &session, &from, language);
+        let proven = Proven::password(user, pending.remember, input.is_form());
         finish(gh, at, proven).await
     }
     .await;
