@@ -421,16 +421,6 @@
     });
   }
 
-  // What the account screen says after a passkey was added or removed (the
-  // server shows only its own notices).
-  function passkeyNotice() {
-    var box = document.getElementById("form-message");
-    var notice = new URLSearchParams(window.location.search).get("notice");
-    if (box && !box.textContent && (notice === "passkey_added" || notice === "passkey_removed")) {
-      show("success", text(notice));
-    }
-  }
-
   if (webauthn) {
     var login = document.querySelector("form[data-gatehouse=login]");
     var secondStep = document.querySelector("form[data-gatehouse=two-factor]");
@@ -440,6 +430,5 @@
     if (adding) addingPasskeys(adding);
     document.querySelectorAll("[data-passkey]").forEach(function (el) { el.hidden = false; });
     document.querySelectorAll("[data-passkey-note]").forEach(function (el) { el.hidden = true; });
-    passkeyNotice();
   }
 })();

@@ -12,7 +12,14 @@
 //! `others-password`, …), its error `#<id>-error` with
 //! `data-error-for="<field>"`; the QR code is `.qr svg`, the key
 //! `[data-secret]`, the recovery codes `[data-recovery-codes] code`, each
-//! session a `[data-session="<handle>"]` whose device is `.device`.
+//! session a `[data-session="<handle>"]` whose device is `.device`. With
+//! passkeys on (a site served as `localhost`), the sign-in screen's button is
+//! `[data-passkey-sign-in]`, the two-factor screen's `[data-passkey-second-step]`,
+//! each listed passkey a `[data-passkey-id="<id>"]` with `.name` and `.meta`,
+//! the form adding one `#add-name` and `#add-password`; every control that
+//! needs the script is `[data-passkey]` (served hidden), and the note saying
+//! so `[data-passkey-note]`. The browser's virtual authenticator (WebDriver's
+//! WebAuthn extension) makes and uses the passkeys.
 //!
 //! chromium and chromedriver come from Debian (`apt-get install chromium
 //! chromium-driver`). Without them the tests are skipped with a message, and
@@ -608,12 +615,24 @@ async fn add_passkey(browser: &Browser, name: &str) {
     assert_worded(&browser.wait_for_message().await, "passkey_added");
 }
 
+/// The browser at Ada's dashboard, with a passkey named `name` added from
+/// the account screen, then signed out.
+async fn ada_with_a_passkey(browser: &Browser, name: &str) {
+    browser.goto("/login").await;
+    browser.add_virtual_authenticator().await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    set_up_organisation(browser).await;
+    add_passkey(browser, name).await;
+    browser.sign_out().await;
+}
+
 #[tokio::test]
 async fn a_passkey_added_on_the_account_screen_signs_in_alone() {
     let Some((tools, site)) = setup(with_passkeys()).await else {
         return;
     };
     let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.without_passkey_autofill().await;
     browser.goto("/login").await;
     browser.add_virtual_authenticator().await;
     browser.sign_in(EMAIL, PASSWORD).await;
@@ -630,10 +649,11 @@ async fn a_passkey_added_on_the_account_screen_signs_in_alone() {
         activity.iter().any(|e| e.contains("Passkey added")),
         "the activity names the new passkey: {activity:?}"
     );
-
     browser.sign_out().await;
+
     browser.goto("/login").await;
     browser.wait_for_element("[data-passkey-sign-in]").await;
+    browser.click("#remember").await;
     browser.click("[data-passkey-sign-in]").await;
     browser.wait_for_path("/dashboard").await;
     assert_eq!(
@@ -641,12 +661,249 @@ async fn a_passkey_added_on_the_account_screen_signs_in_alone() {
         EMAIL,
         "the passkey alone signed Ada in"
     );
+    let cookies = browser.client().get_all_cookies().await.expect("cookies");
+    assert!(
+        cookies.iter().any(|c| c.name() == "gatehouse_remember"),
+        "\"Keep me signed in\" was sent with the passkey: {cookies:?}"
+    );
 
     browser.goto("/account").await;
     let meta = browser.text("[data-passkey-id] .meta").await;
     assert!(
         !meta.contains("never"),
         "the passkey's last use is shown: {meta:?}"
+    );
+}
+
+/// A browser whose WebAuthn predates the JSON helpers (WebAuthn Level 3's
+/// `parse…OptionsFromJSON`, `toJSON`): the screens' script converts the
+/// binary fields itself.
+#[tokio::test]
+async fn passkeys_work_where_the_browser_has_no_json_helpers() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.without_passkey_autofill().await;
+    browser
+        .before_every_page(
+            "if (window.PublicKeyCredential) { \
+                 delete PublicKeyCredential.parseCreationOptionsFromJSON; \
+                 delete PublicKeyCredential.parseRequestOptionsFromJSON; \
+                 delete PublicKeyCredential.prototype.toJSON; }",
+        )
+        .await;
+    browser.goto("/login").await;
+    assert_eq!(
+        browser
+            .eval(
+                "return [typeof PublicKeyCredential.parseRequestOptionsFromJSON, \
+                     typeof PublicKeyCredential.prototype.toJSON]",
+                vec![],
+            )
+            .await,
+        json!(["undefined", "undefined"]),
+        "the helpers are gone"
+    );
+    ada_with_a_passkey(&browser, "Ada's old browser").await;
+
+    browser.goto("/login").await;
+    browser.wait_for_element("[data-passkey-sign-in]").await;
+    browser.click("[data-passkey-sign-in]").await;
+    browser.wait_for_path("/dashboard").await;
+    assert_eq!(browser.wait_for_text("#user-email").await, EMAIL);
+}
+
+#[tokio::test]
+async fn passkey_autofill_on_the_address_field_signs_in() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.goto("/login").await;
+    assert_eq!(
+        browser.attribute("#email", "autocomplete").await.as_deref(),
+        Some("username webauthn"),
+        "the address field offers passkeys"
+    );
+    ada_with_a_passkey(&browser, "Ada's laptop").await;
+
+    // The virtual authenticator picks the passkey from the suggestions as
+    // soon as the screen asks (a person would choose it under the field).
+    browser.goto("/login").await;
+    browser.wait_for_path("/dashboard").await;
+    assert_eq!(browser.wait_for_text("#user-email").await, EMAIL);
+}
+
+#[tokio::test]
+async fn a_passkey_is_removed_from_the_account_screen() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.goto("/login").await;
+    browser.add_virtual_authenticator().await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    add_passkey(&browser, "Ada's laptop").await;
+
+    let id = browser
+        .attribute("[data-passkey-id]", "data-passkey-id")
+        .await
+        .expect("the passkey's row");
+    let action = format!("/auth/passkeys/{id}/delete");
+    browser.click("[data-passkey-id] summary").await;
+    browser
+        .fill(&format!("remove-{id}-password"), WRONG_PASSWORD)
+        .await;
+    browser.mark_page().await;
+    browser.submit(&action).await;
+    let error = browser
+        .wait_for_text(&format!("#remove-{id}-password-error"))
+        .await;
+    assert_worded(&error, "current_password");
+    assert_eq!(browser.count("[data-passkey-id]").await, 1, "still listed");
+
+    browser
+        .fill(&format!("remove-{id}-password"), PASSWORD)
+        .await;
+    browser.mark_page().await;
+    browser.submit(&action).await;
+    assert_worded(&browser.wait_for_message().await, "passkey_removed");
+    assert!(
+        browser.page_was_replaced().await,
+        "the screen was loaded again"
+    );
+    assert_eq!(
+        browser.count("[data-passkey-id]").await,
+        0,
+        "no longer listed"
+    );
+    let activity = browser.texts(".activity li").await;
+    assert!(
+        activity.iter().any(|e| e.contains("Passkey removed")),
+        "the activity names the removal: {activity:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_passkey_button_says_when_no_passkey_was_used() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.goto("/login").await;
+    // An authenticator without any passkey for this site.
+    browser.add_virtual_authenticator().await;
+    browser.wait_for_element("[data-passkey-sign-in]").await;
+    browser.mark_page().await;
+    browser.click("[data-passkey-sign-in]").await;
+    assert_worded(&browser.wait_for_message().await, "passkey_cancelled");
+    assert_eq!(browser.path().await, "/login", "nobody is signed in");
+
+    // The password still signs in.
+    browser.fill("email", EMAIL).await;
+    browser.fill("password", PASSWORD).await;
+    browser.submit("/auth/login").await;
+    browser.wait_for_path("/login/org-setup").await;
+}
+
+#[tokio::test]
+async fn the_second_step_is_answered_with_a_passkey() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    // Else the sign-in screen's autofill would sign in with the passkey
+    // alone, which needs no second step.
+    browser.without_passkey_autofill().await;
+    browser.goto("/login").await;
+    browser.add_virtual_authenticator().await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    set_up_organisation(&browser).await;
+    turn_on_two_factor(&browser).await;
+    add_passkey(&browser, "Ada's laptop").await;
+    browser.sign_out().await;
+
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/two-factor").await;
+    browser.wait_for_element("[data-passkey-second-step]").await;
+    browser.click("[data-passkey-second-step]").await;
+    browser.wait_for_path("/dashboard").await;
+    assert_eq!(
+        browser.wait_for_text("#user-email").await,
+        EMAIL,
+        "the passkey answered the second step"
+    );
+}
+
+#[tokio::test]
+async fn without_a_passkey_the_second_step_says_so() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    set_up_organisation(&browser).await;
+    turn_on_two_factor(&browser).await;
+    browser.sign_out().await;
+
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/two-factor").await;
+    browser.wait_for_element("[data-passkey-second-step]").await;
+    browser.mark_page().await;
+    browser.click("[data-passkey-second-step]").await;
+    assert_worded(&browser.wait_for_message().await, "passkey_none");
+    assert!(
+        !shown(&browser, "[data-passkey-second-step]").await,
+        "the passkey button is gone"
+    );
+    assert!(
+        shown(&browser, "#code").await,
+        "the code is still asked for"
+    );
+}
+
+#[tokio::test]
+async fn without_js_no_passkey_control_is_shown_and_the_password_signs_in() {
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::Off)).await;
+
+    browser.goto("/login").await;
+    assert!(
+        browser.exists("[data-passkey-sign-in]").await,
+        "passkeys are on: the screen holds the (hidden) button; {}",
+        browser.describe().await
+    );
+    assert!(
+        !shown(&browser, "[data-passkey], [data-passkey-sign-in]").await,
+        "no passkey control is shown without JavaScript"
+    );
+    let buttons = browser
+        .eval(
+            "return [...document.querySelectorAll('button')] \
+                 .filter(b => b.getBoundingClientRect().height > 0).length",
+            vec![],
+        )
+        .await;
+    assert_eq!(buttons, json!(1), "the only button shown is the form's");
+
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    browser.goto("/account").await;
+    assert!(
+        shown(&browser, "#passkeys-heading").await,
+        "the account screen has its passkeys section"
+    );
+    assert!(
+        !shown(&browser, "#passkeys [data-passkey], #passkeys button").await,
+        "nothing in it that needs JavaScript is shown"
+    );
+    assert_worded(
+        &browser.text("[data-passkey-note]").await,
+        "passkeys_need_script",
     );
 }
 
@@ -1041,5 +1298,42 @@ async fn screenshots_of_every_screen() {
         browser.sign_in(account, PASSWORD).await;
         browser.wait_for_path("/login/two-factor").await;
         shoot(&browser, "two-factor", lang).await;
+    }
+
+    // The same screens with passkeys on (a site served as `localhost`): each
+    // language's user turns two-factor sign-in on and adds a passkey, made
+    // by the browser's virtual authenticator.
+    let passkey_site = Site::start(
+        &[
+            (accounts[0].1, "Grace Hopper", PASSWORD),
+            (accounts[1].1, "Emmy Noether", PASSWORD),
+        ],
+        SiteOptions {
+            logo: true,
+            localhost: true,
+        },
+    )
+    .await;
+    for ((lang, account), passkey) in accounts.into_iter().zip(["Work laptop", "Arbeitslaptop"]) {
+        let options = BrowserOptions::new(Js::On).lang(lang);
+        let browser = Browser::open(&tools, &passkey_site, options).await;
+        // Else the sign-in screen signs in by autofill once there is a passkey.
+        browser.without_passkey_autofill().await;
+        browser.goto("/login").await;
+        browser.add_virtual_authenticator().await;
+        browser.wait_for_element("[data-passkey-sign-in]").await;
+        shoot(&browser, "login-passkey", lang).await;
+
+        browser.sign_in(account, PASSWORD).await;
+        browser.wait_for_path("/login/org-setup").await;
+        turn_on_two_factor(&browser).await;
+        add_passkey(&browser, passkey).await;
+        shoot(&browser, "account-passkeys", lang).await;
+
+        browser.sign_out().await;
+        browser.sign_in(account, PASSWORD).await;
+        browser.wait_for_path("/login/two-factor").await;
+        browser.wait_for_element("[data-passkey-second-step]").await;
+        shoot(&browser, "two-factor-passkey", lang).await;
     }
 }

@@ -13,4 +13,4 @@ pub mod users;
 
 pub use password::PasswordHasher;
 pub use throttle::{Attempt, Begun, Throttle};
-pub use throttles::Throttles;
+pub use throttles::{Throttles, CHALLENGE_SECONDS};

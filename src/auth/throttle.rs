@@ -145,6 +145,12 @@ impl Throttle {
         sha256_hex(&format!("{}|{}", self.scope, budget_subject(ip)))
     }
 
+    /// The stored key of anything else this counter counts (a passkey
+    /// challenge).
+    pub fn subject_key(&self, subject: &str) -> String {
+        sha256_hex(&format!("{}|{subject}", self.scope))
+    }
+
     /// The stored key of a budget per user, wherever they sign in from.
     pub fn user_key(&self, user_id: i64) -> String {
         sha256_hex(&format!("{}|user:{user_id}", self.scope))

@@ -5,6 +5,9 @@ use super::second_factor::SecondFactorLimit;
 use super::throttle::Throttle;
 use crate::db::Db;
 
+/// How long a passkey challenge lives (and its claim is kept).
+pub const CHALLENGE_SECONDS: u32 = 5 * 60;
+
 /// Every counter of the sign-in and reset routes.
 #[derive(Clone, Debug)]
 pub struct Throttles {
@@ -19,6 +22,9 @@ pub struct Throttles {
     /// Second-factor codes per user, reserved before they are checked, and
     /// the day's lockout.
     pub second_factor: SecondFactorLimit,
+    /// Passkey challenges claimed: each is answered once, on every
+    /// instance, however many answers arrive at once.
+    pub passkey_challenges: Throttle,
 }
 
 impl Throttles {
@@ -32,6 +38,12 @@ impl Throttles {
             forgot: counter("forgot", auth.throttle_attempts),
             forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
             second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window),
+            passkey_challenges: Throttle::new(
+                db.clone(),
+                "passkey-challenge",
+                1,
+                CHALLENGE_SECONDS,
+            ),
         }
     }
 }

@@ -1,17 +1,18 @@
 //! A passkey ceremony's server half (its challenge), kept in the session
-//! for five minutes and used once: taking it removes it, whatever the
-//! answer turns out to be, so a challenge never verifies twice.
+//! for five minutes and used once: taking it removes it from the session and
+//! claims its challenge in the database, so that an answer verifies at most
+//! once even when several arrive at once, on any instance.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
+use crate::auth::{Begun, CHALLENGE_SECONDS};
 use crate::clock::unix_now;
+use crate::domain::sha256_hex;
 use crate::error::AuthError;
 use crate::session::Session;
-
-/// How long a challenge waits for the authenticator.
-pub const LIFETIME_SECONDS: i64 = 5 * 60;
+use crate::state::GatehouseState;
 
 /// The ceremonies a session may have under way, one of each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,23 +34,46 @@ impl Ceremony {
         }
     }
 
-    /// Keeps `state` in `session`, replacing an earlier one of this kind.
-    pub fn keep(self, session: &Session, state: &impl Serialize) -> Result<(), AuthError> {
+    /// Keeps `state`, whose challenge `options` carry, in `session`,
+    /// replacing an earlier one of this kind.
+    pub fn keep(
+        self,
+        session: &Session,
+        options: &Value,
+        state: &impl Serialize,
+    ) -> Result<(), AuthError> {
         let state = serde_json::to_value(state).map_err(|e| AuthError::Internal(e.to_string()))?;
+        let challenge = options["publicKey"]["challenge"].as_str().unwrap_or_default();
+        let until = unix_now() + i64::from(CHALLENGE_SECONDS);
         session.insert(
             self.key(),
-            json!({"until": unix_now() + LIFETIME_SECONDS, "state": state}),
+            json!({"until": until, "challenge": sha256_hex(challenge), "state": state}),
         );
         Ok(())
     }
 
     /// Removes this kind's state from `session` and answers it if it was
-    /// there and not expired.
-    pub fn take<T: DeserializeOwned>(self, session: &Session) -> Option<T> {
-        let kept = session.remove(self.key())?;
+    /// there, not expired, and its challenge not claimed before (by a
+    /// request that read the same session at the same time).
+    pub async fn take<T: DeserializeOwned>(
+        self,
+        gh: &GatehouseState,
+        session: &Session,
+    ) -> Result<Option<T>, AuthError> {
+        let Some(kept) = session.remove(self.key()) else {
+            return Ok(None);
+        };
         if kept["until"].as_i64().unwrap_or_default() <= unix_now() {
-            return None;
+            return Ok(None);
         }
-        serde_json::from_value(kept["state"].clone()).ok()
+        // One conditional statement takes the challenge's only slot; the
+        // slot is then spent for the challenge's lifetime.
+        let claims = &gh.throttles.passkey_challenges;
+        let key = claims.subject_key(kept["challenge"].as_str().unwrap_or_default());
+        let Begun::Check(claim) = claims.try_begin(&key).await? else {
+            return Ok(None);
+        };
+        claim.failed().await?;
+        Ok(serde_json::from_value(kept["state"].clone()).ok())
     }
 }

@@ -84,7 +84,7 @@ pub async fn registration_options(
         .passkeys
         .start_registration(user.id, &user.email, &user.name)
         .await?;
-    Ceremony::Registration.keep(&session, &registration)?;
+    Ceremony::Registration.keep(&session, &options, &registration)?;
     Ok(Json(public_key(options)))
 }
 
@@ -130,7 +130,8 @@ pub async fn register(
         return Err(AuthError::Validation(errors));
     };
     let registration: Registration = Ceremony::Registration
-        .take(&session)
+        .take(gh, &session)
+        .await?
         .ok_or(AuthError::PasskeyFailed)?;
     let added = gh
         .passkeys
@@ -193,7 +194,7 @@ pub fn sign_in_options(
     gh: &State<GatehouseState>,
 ) -> Result<Json<Value>, AuthError> {
     let (options, assertion) = gh.passkeys.start_sign_in()?;
-    Ceremony::SignIn.keep(&session, &assertion)?;
+    Ceremony::SignIn.keep(&session, &options, &assertion)?;
     Ok(Json(public_key(options)))
 }
 
@@ -229,7 +230,7 @@ pub async fn sign_in(
     let Some(credential) = credential.filter(|_| errors.is_empty()) else {
         return Err(AuthError::Validation(errors));
     };
-    let verified = match Ceremony::SignIn.take::<Assertion>(&session) {
+    let verified = match Ceremony::SignIn.take::<Assertion>(gh, &session).await? {
         Some(assertion @ Assertion::Discoverable(_)) => {
             verify(gh, &from, &credential, assertion).await
         }

@@ -18,12 +18,14 @@ type Html = Result<Page, AuthError>;
 
 /// Notices a screen may show from its query string (after a script-driven step).
 pub(super) fn notice(code: Option<&str>) -> Option<&'static str> {
-    const SHOWN: [&str; 5] = [
+    const SHOWN: [&str; 7] = [
         "reset_success",
         "reset_link_sent",
         "other_sessions_ended",
         "two_factor_pending",
         "two_factor_disabled",
+        "passkey_added",
+        "passkey_removed",
     ];
     SHOWN.into_iter().find(|shown| code == Some(*shown))
 }

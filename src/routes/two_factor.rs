@@ -286,7 +286,7 @@ pub async fn challenge(
             }
         };
         let checked: Result<(), AuthError> = match (&credential, &recovery, &code) {
-            (Some(credential), _, _) => match Ceremony::SecondStep.take::<Assertion>(&session) {
+            (Some(credential), _, _) => match Ceremony::SecondStep.take::<Assertion>(gh, &session).await? {
                 Some(assertion @ Assertion::SecondStep { user_id, .. })
                     if user_id == pending.user_id =>
                 {
@@ -364,7 +364,7 @@ pub async fn passkey_options(
         .start_second_step(pending.user_id)
         .await?
         .ok_or(AuthError::NotFound)?;
-    Ceremony::SecondStep.keep(&session, &assertion)?;
+    Ceremony::SecondStep.keep(&session, &options, &assertion)?;
     Ok(Json(passkeys::public_key(options)))
 }
 

@@ -28,7 +28,7 @@ const SHARED: [(&str, &str); 2] = [
 ];
 
 /// The message codes that report a success (shown as such).
-const SUCCESS: [&str; 9] = [
+const SUCCESS: [&str; 11] = [
     "reset_link_sent",
     "reset_success",
     "password_changed",
@@ -38,6 +38,8 @@ const SUCCESS: [&str; 9] = [
     "two_factor_disabled",
     "two_factor_pending",
     "recovery_codes_renewed",
+    "passkey_added",
+    "passkey_removed",
 ];
 
 /// The id of the element the form message is shown in (`base.html`).

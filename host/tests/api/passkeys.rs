@@ -413,6 +413,54 @@ async fn a_challenge_verifies_once() {
 }
 
 #[rocket::async_test]
+async fn one_answer_sent_many_times_at_once_signs_in_once() {
+    let app = spawn().await;
+    let (client, mut key, credential_id, _) = user_with_passkey(&app, ADA).await;
+    let user_id = app.user_id(ADA).await;
+    sign_out(&client).await;
+    let (_, options) = post(&client, "/auth/passkey/options", Value::Null).await;
+    let credential = key.get(&options, &credential_id).unwrap();
+    // Eight instances, each handed the browser's cookies at once.
+    let cookies: Vec<rocket::http::Cookie<'static>> = client.cookies().iter().cloned().collect();
+    let mut instances = Vec::new();
+    for _ in 0..8 {
+        instances.push(app.another_instance_with(passkeys_on).await);
+    }
+    let answers = futures::future::join_all(instances.iter().map(|instance| {
+        let body = json!({"credential": credential}).to_string();
+        let cookies = cookies.clone();
+        async move {
+            instance
+                .post("/auth/passkey/login")
+                .header(rocket::http::ContentType::JSON)
+                .cookies(cookies)
+                .body(body)
+                .dispatch()
+                .await
+                .status()
+        }
+    }))
+    .await;
+    let signed_in = answers.iter().filter(|s| **s == Status::Ok).count();
+    assert_eq!(signed_in, 1, "{answers:?}");
+    assert!(
+        answers
+            .iter()
+            .all(|s| [Status::Ok, Status::UnprocessableEntity].contains(s)),
+        "{answers:?}"
+    );
+    let logins = events(&app, user_id, "login").await;
+    assert_eq!(
+        logins
+            .iter()
+            .filter(|d| d.as_deref() == Some("passkey"))
+            .count(),
+        1,
+        "{logins:?}"
+    );
+}
+
+#[rocket::async_test]
 async fn a_counter_that_goes_backwards_is_refused_and_recorded() {
     let app = spawn().await;
     let (client, mut key, credential_id, id) = user_with_passkey(&app, ADA).await;

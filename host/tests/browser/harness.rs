@@ -558,18 +558,33 @@ impl Browser {
             .unwrap_or_else(|| panic!("the authenticator's id, not {id}"))
     }
 
-    /// The credentials held by the virtual authenticator `authenticator`
-    /// (WebDriver's `credentialId`, `rpId`, `userHandle`, `signCount`, …).
-    pub async fn virtual_credentials(&self, authenticator: &str) -> Vec<Value> {
-        let command = VirtualCredentials {
-            authenticator: authenticator.to_owned(),
+    /// Runs `script` in every page loaded from now on, before the page's
+    /// own scripts (DevTools' `Page.addScriptToEvaluateOnNewDocument`): to
+    /// make the browser look like one without some feature.
+    pub async fn before_every_page(&self, script: &str) {
+        let command = Cdp {
+            cmd: "Page.addScriptToEvaluateOnNewDocument",
+            params: json!({ "source": script }),
         };
-        let answer = self
-            .client
+        self.client
             .issue_cmd(command)
             .await
-            .unwrap_or_else(|e| panic!("credentials of {authenticator}: {e}"));
-        answer.as_array().cloned().unwrap_or_default()
+            .unwrap_or_else(|e| panic!("no script for new pages: {e}"));
+    }
+
+    /// Makes every page loaded from now on see a browser without passkey
+    /// autofill (`PublicKeyCredential.isConditionalMediationAvailable()`
+    /// answers false). Chromium's virtual authenticator answers a
+    /// conditional request at once, as if the person had picked the passkey
+    /// from the address field's suggestions; without this, the sign-in
+    /// screen signs in by autofill before anything else can be tried.
+    pub async fn without_passkey_autofill(&self) {
+        self.before_every_page(
+            "if (window.PublicKeyCredential) { \
+                 PublicKeyCredential.isConditionalMediationAvailable = \
+                     () => Promise.resolve(false); }",
+        )
+        .await;
     }
 
     /// The WebDriver client, for anything the helpers do not cover.
@@ -940,25 +955,26 @@ impl WebDriverCompatibleCommand for AddVirtualAuthenticator {
     }
 }
 
-/// `GET /session/{id}/webauthn/authenticator/{authenticatorId}/credentials`
-/// ("Get Credentials").
+/// `POST /session/{id}/goog/cdp/execute`: a Chrome DevTools Protocol
+/// command, through chromedriver.
 #[derive(Debug)]
-struct VirtualCredentials {
-    authenticator: String,
+struct Cdp {
+    cmd: &'static str,
+    params: Value,
 }
 
-impl WebDriverCompatibleCommand for VirtualCredentials {
+impl WebDriverCompatibleCommand for Cdp {
     fn endpoint(
         &self,
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
-        let path = format!("webauthn/authenticator/{}/credentials", self.authenticator);
-        session_endpoint(base_url, session_id, &path)
+        session_endpoint(base_url, session_id, "goog/cdp/execute")
     }
 
     fn method_and_body(&self, _request_url: &url::Url) -> (Method, Option<String>) {
-        (Method::GET, None)
+        let body = json!({ "cmd": self.cmd, "params": self.params });
+        (Method::POST, Some(body.to_string()))
     }
 }
 
