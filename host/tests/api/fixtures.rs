@@ -43,6 +43,13 @@ impl TestApp {
     /// Creates a user who already belongs to an organisation.
     pub async fn create_user_with_organisation(&self, email: &str, password: &str) -> i64 {
         let user_id = self.create_user(email, password).await;
+        self.join_organisation(user_id).await;
+        user_id
+    }
+
+    /// Makes `user_id` a member of a new organisation (the reference host's
+    /// intent loop then asks for nothing more).
+    pub async fn join_organisation(&self, user_id: i64) {
         let org_id = self.organisation("Acme").await;
         self.execute(
             self.db
@@ -51,7 +58,6 @@ impl TestApp {
                 .bind(user_id),
         )
         .await;
-        user_id
     }
 
     /// Creates an organisation called `name` and answers its id.

@@ -192,12 +192,27 @@ async fn a_passkey_added_on_the_account_signs_in_alone_as_a_completed_sign_in() 
         [Some(format!("passkey {id} \"Laptop\""))]
     );
     sign_out(&client).await;
+    app.join_organisation(user_id).await;
+    // Headed for a page of the host: sent to sign in, and back after it.
+    let headed = client
+        .get("/dashboard?tab=2")
+        .header(rocket::http::Header::new("Accept", "text/html"))
+        .dispatch()
+        .await;
+    assert_eq!(headed.status(), Status::SeeOther);
     let before = session_cookie(&client);
 
     let (status, body) = passkey_sign_in(&client, &mut key, &credential_id).await;
     assert_eq!(status, Status::Ok, "{body}");
     assert_eq!(body["message"], "login_success");
-    assert!(body["next"].is_object(), "the intent loop answers: {body}");
+    assert_eq!(
+        body["next"]["kind"], "redirect",
+        "the intent loop answers: {body}"
+    );
+    assert_eq!(
+        body["next"]["payload"]["target"],
+        format!("{BASE_URL}/dashboard?tab=2")
+    );
     assert!(signed_in(&client).await);
     assert_ne!(session_cookie(&client), before, "a new session id");
     let logins = events(&app, user_id, "login").await;

@@ -388,3 +388,43 @@ fn refused(error: WebauthnError) -> PasskeyError {
     tracing::debug!(error = %error, "passkey not accepted");
     PasskeyError::Refused
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passkeys_are_off_for_an_ip_address_and_on_for_a_host_name() {
+        let off = |url: &str| off_reason(&Url::parse(url).unwrap());
+        assert!(off("http://127.0.0.1:8000").is_some());
+        assert!(off("http://[::1]:8000").is_some());
+        assert_eq!(off("http://localhost:8000"), None);
+        assert_eq!(off("https://login.example.org"), None);
+    }
+
+    #[test]
+    fn registration_asks_for_a_resident_credential_and_user_verification() {
+        let db_free = WebauthnBuilder::new("localhost", &Url::parse("http://localhost:8000").unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        let (options, _) = db_free
+            .start_passkey_registration(Uuid::new_v4(), "ada@example.org", "Ada", None)
+            .unwrap();
+        let options = serde_json::to_value(resident(options)).unwrap();
+        let selection = &options["publicKey"]["authenticatorSelection"];
+        assert_eq!(selection["residentKey"], "required", "{options}");
+        assert_eq!(selection["requireResidentKey"], true);
+        assert_eq!(selection["userVerification"], "required");
+        let challenge = options["publicKey"]["challenge"].as_str().unwrap();
+        assert!(challenge.len() >= 43, "at least 256 bits, base64url: {challenge}");
+    }
+
+    #[test]
+    fn a_credential_is_found_by_the_sha256_of_its_id() {
+        assert_eq!(
+            credential_hash(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
