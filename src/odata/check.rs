@@ -148,6 +148,10 @@ fn check_options<'m, 'q>(
     nested: Option<&str>,
 ) -> Result<Checked<'m, 'q>, QueryError> {
     let target = |option: &'static str| nested.unwrap_or(option);
+    if query.apply.is_some() {
+        let msg = format!("{} cannot be grouped or aggregated", set.name);
+        return Err(QueryError::new("apply_unsupported", "$apply", msg));
+    }
     let filter = match &query.filter {
         Some(filter) => Some(check_condition(model, set, filter, target("$filter"))?),
         None => None,

@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+mod apply;
 mod batch;
 mod check;
 mod declare;
@@ -73,6 +74,12 @@ pub use security_events::security_events;
 // The pipeline itself.
 crate::internal! {
     use batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
+}
+crate::internal! {
+    use apply::{
+        Aggregate, AggregateExpr, Apply, Method, Transformation, MAX_APPLY_DEPTH,
+        MAX_TRANSFORMATIONS,
+    };
 }
 crate::internal! { use check::{check_query, Checked, Expansion}; }
 crate::internal! { use declare::declared_sets; }

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use percent_encoding::percent_decode_str;
 
+use super::apply::parse_apply;
 use super::error::ParseError;
 use super::expand::{parse_expand, ExpandBudget};
 use super::filter::parse_expr;
@@ -148,6 +149,7 @@ pub(crate) fn apply_option(
                 _ => return Err(ParseError::new(name, 0, "must be true or false")),
             }
         }
+        "$apply" if nested_depth.is_none() => query.apply = Some(parse_apply(value)?),
         "$filter" => query.filter = Some(parse_expr(value, name)?),
         "$search" => query.search = Some(parse_search_expr(value, name)?),
         "$orderby" => query.orderby = parse_orderby(value, name)?,
@@ -170,7 +172,7 @@ pub(crate) fn apply_option(
     Ok(())
 }
 
-fn non_negative(name: &str, value: &str) -> Result<u64, ParseError> {
+pub(crate) fn non_negative(name: &str, value: &str) -> Result<u64, ParseError> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(ParseError::new(name, 0, "must be a non-negative integer"));
     }
@@ -232,7 +234,7 @@ pub(crate) fn path(tokens: &[Token], at: &mut usize, option: &str) -> Result<Pat
     }
 }
 
-fn parse_orderby(value: &str, option: &str) -> Result<Vec<OrderItem>, ParseError> {
+pub(crate) fn parse_orderby(value: &str, option: &str) -> Result<Vec<OrderItem>, ParseError> {
     comma_list(value, option, |tokens, at| {
         let path = path(tokens, at, option)?;
         let tok = &tokens[(*at).min(tokens.len() - 1)];

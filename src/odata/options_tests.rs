@@ -92,7 +92,15 @@ fn option_errors_name_the_option() {
         err("$format=xml"),
         e("$format", 0, "only json is supported")
     );
-    assert_eq!(err("$apply=x"), e("$apply", 0, "unknown query option"));
+    assert_eq!(
+        err("$apply=x"),
+        e(
+            "$apply",
+            0,
+            "expected a transformation such as groupby(...)"
+        )
+    );
+    assert_eq!(err("$levels=2"), e("$levels", 0, "unknown query option"));
     assert_eq!(err("$Top=1"), e("$Top", 0, "unknown query option"));
     assert_eq!(err("$top=1&$top=1"), e("$top", 0, "repeated query option"));
     assert_eq!(

@@ -35,7 +35,7 @@ const VALUE: &AsciiSet = &CONTROLS
 
 impl Query {
     /// The options that are set, as `(name, value)` pairs in canonical order
-    /// (`$filter`, `$search`, `$select`, `$expand`, `$orderby`, `$top`,
+    /// (`$apply`, `$filter`, `$search`, `$select`, `$expand`, `$orderby`, `$top`,
     /// `$skip`, `$skiptoken`, `$count`, `$format`); `extra` is not included.
     ///
     /// ```
@@ -44,6 +44,9 @@ impl Query {
     /// ```
     pub fn options(&self) -> Vec<(&'static str, String)> {
         let mut out = Vec::new();
+        if let Some(apply) = &self.apply {
+            out.push(("$apply", apply.to_string()));
+        }
         if let Some(filter) = &self.filter {
             out.push(("$filter", filter.to_string()));
         }

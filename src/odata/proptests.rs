@@ -172,7 +172,65 @@ fn long_query() -> impl Strategy<Value = String> {
 /// reach deep into the parsers instead of failing on the first character.
 const ODATA_ISH: &str = "[a-z0-9 ()',:/*$=&;.\"+%-]{0,80}";
 
+fn apply_strategy() -> impl Strategy<Value = Apply> {
+    let method = select(vec![
+        Method::Sum,
+        Method::Min,
+        Method::Max,
+        Method::Average,
+        Method::CountDistinct,
+    ]);
+    let aggregate = prop_oneof![
+        ident().prop_map(|alias| Aggregate {
+            expr: AggregateExpr::Count,
+            alias
+        }),
+        (path(), method, ident()).prop_map(|(path, method, alias)| Aggregate {
+            expr: AggregateExpr::Method { path, method },
+            alias,
+        }),
+    ];
+    let aggregates = prop::collection::vec(aggregate, 1..3).prop_filter("distinct aliases", |a| {
+        let mut aliases: Vec<&String> = a.iter().map(|x| &x.alias).collect();
+        aliases.sort();
+        aliases.dedup();
+        aliases.len() == a.len()
+    });
+    let order = prop::collection::vec(
+        (path(), any::<bool>()).prop_map(|(path, descending)| OrderItem { path, descending }),
+        1..3,
+    );
+    let step = prop_oneof![
+        expr().prop_map(Transformation::Filter),
+        search().prop_map(Transformation::Search),
+        aggregates.clone().prop_map(Transformation::Aggregate),
+        (
+            prop::collection::vec(path(), 1..3),
+            prop::option::of(aggregates)
+        )
+            .prop_map(|(paths, then)| Transformation::GroupBy {
+                paths,
+                then: then.map(|a| Apply(vec![Transformation::Aggregate(a)])),
+            }),
+        order.prop_map(Transformation::OrderBy),
+        any::<u64>().prop_map(Transformation::Top),
+        any::<u64>().prop_map(Transformation::Skip),
+    ];
+    let sequence = prop::collection::vec(step, 1..4).prop_map(Apply);
+    sequence.prop_recursive(2, 12, 3, |inner| {
+        prop::collection::vec(inner, 2..4)
+            .prop_map(|branches| Apply(vec![Transformation::Concat(branches)]))
+    })
+}
+
 proptest! {
+    #[test]
+    fn printed_applies_survive_the_query_string(apply in apply_strategy()) {
+        let query = Query { apply: Some(apply), ..Query::default() };
+        let printed = query.to_query_string();
+        prop_assert_eq!(parse_query(&printed), Ok(query), "printed: {}", printed);
+    }
+
     #[test]
     fn printed_expressions_parse_back_to_themselves(e in expr()) {
         let printed = e.to_string();
@@ -232,7 +290,7 @@ proptest! {
 
     #[test]
     fn parsing_odata_like_text_never_panics(s in ODATA_ISH, option in select(vec![
-        "$filter", "$expand", "$orderby", "$select", "$search", "$top",
+        "$filter", "$expand", "$orderby", "$select", "$search", "$top", "$apply",
     ])) {
         let _ = parse_filter(&s);
         let _ = parse_search(&s);

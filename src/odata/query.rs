@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+pub use super::apply::Apply;
 pub use super::function::Function;
 
 /// Everything a request's query string asks of a collection.
@@ -19,6 +20,9 @@ pub use super::function::Function;
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Query {
+    /// `$apply`: transformations applied to the collection before every
+    /// other option.
+    pub apply: Option<Apply>,
     /// `$top`: how many entities the client wants in total.
     pub top: Option<u64>,
     /// `$skip`: how many entities to leave out from the start.
