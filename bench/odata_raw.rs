@@ -49,7 +49,8 @@ use std::time::{Duration, Instant};
 use gatehouse::db::{bind_numbered, Db, Dialect, ReadError, ReadLimits, SqliteReader};
 use gatehouse::odata::{
     check_query, parse_query, run_rows, seek_statements, Bind, BodySink, Caller, Cells, EdmType,
-    EntitySet, Fetch, Layout, Model, ODataError, Page, Position, Property, Scopes, Sink, Sql,
+    EntitySet, Fetch, Layout, Model, Numbers, ODataError, Page, Position, Property, Scopes, Sink,
+    Sql,
 };
 
 /// The four reference queries of the peer's `scripts/bench.sh`, as sent in
@@ -387,7 +388,15 @@ fn main() {
             let sql = seek_statements(&checked, &fetch, position.as_ref(), dialect)
                 .expect("page SQL")
                 .swap_remove(0);
-            let layout = json.then(|| Layout::new(checked.selected(), &set.key, Vec::new(), None));
+            let layout = json.then(|| {
+                Layout::new(
+                    checked.selected(),
+                    &set.key,
+                    Vec::new(),
+                    None,
+                    Numbers::Json,
+                )
+            });
             Arc::new(Plan {
                 name,
                 page: sql,

@@ -102,7 +102,8 @@ crate::internal! { use scopes::Scopes; }
 crate::internal! { use search::parse_search; }
 crate::internal! {
     use service::{
-        routes, run as run_rows, BodySink, Cell, Cells, Layout, ODataError, Reply, Service, Sink,
+        routes, run as run_rows, BodySink, Cell, Cells, Layout, Numbers, ODataError, Reply,
+        Service, Sink,
     };
 }
 crate::internal! { use seek::Position; }

@@ -162,7 +162,11 @@ pub(crate) fn apply_option(
             if !json {
                 return Err(ParseError::new(name, 0, "only json is supported"));
             }
-            query.format = Some(Format::Json);
+            query.format = Some(if asks_ieee754(value) {
+                Format::JsonIeee754
+            } else {
+                Format::Json
+            });
         }
         _ if nested_depth.is_some() => {
             return Err(ParseError::new(name, 0, "not allowed inside $expand"));
@@ -170,6 +174,17 @@ pub(crate) fn apply_option(
         _ => return Err(ParseError::new(name, 0, "unknown query option")),
     }
     Ok(())
+}
+
+/// Whether a media type (`Accept`, `Content-Type`, `$format`) carries the
+/// parameter `IEEE754Compatible=true` (names and values in any case).
+pub fn asks_ieee754(media_type: &str) -> bool {
+    media_type.split([';', ',']).any(|parameter| {
+        parameter.split_once('=').is_some_and(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("IEEE754Compatible")
+                && value.trim().trim_matches('"').eq_ignore_ascii_case("true")
+        })
+    })
 }
 
 pub(crate) fn non_negative(name: &str, value: &str) -> Result<u64, ParseError> {

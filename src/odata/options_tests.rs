@@ -286,3 +286,25 @@ fn near_limit_queries_that_print_longer_are_refused_up_front() {
         ]
     );
 }
+
+#[test]
+fn ieee754_compatible_is_read_from_any_media_type_spelling() {
+    for asks in [
+        "application/json;IEEE754Compatible=true",
+        "application/json;odata.metadata=minimal;IEEE754Compatible=true",
+        "application/json; ieee754compatible = \"TRUE\"",
+        "text/plain, application/json;IEEE754Compatible=true",
+    ] {
+        assert!(asks_ieee754(asks), "{asks}");
+    }
+    for not in [
+        "application/json",
+        "application/json;IEEE754Compatible=false",
+        "application/json;IEEE754Compatible",
+    ] {
+        assert!(!asks_ieee754(not), "{not}");
+    }
+    let q = parse_query("$format=application/json;IEEE754Compatible=true").expect("parses");
+    assert_eq!(q.format, Some(Format::JsonIeee754));
+    assert_eq!(parse_query(&q.to_query_string()), Ok(q));
+}

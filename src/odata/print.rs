@@ -74,8 +74,13 @@ impl Query {
         if self.count {
             out.push(("$count", "true".to_owned()));
         }
-        if let Some(Format::Json) = self.format {
-            out.push(("$format", "json".to_owned()));
+        match self.format {
+            Some(Format::Json) => out.push(("$format", "json".to_owned())),
+            Some(Format::JsonIeee754) => out.push((
+                "$format",
+                "application/json;IEEE754Compatible=true".to_owned(),
+            )),
+            None => {}
         }
         out
     }

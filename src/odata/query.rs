@@ -82,6 +82,9 @@ pub struct ExpandItem {
 pub enum Format {
     /// `json` or `application/json`.
     Json,
+    /// `application/json;IEEE754Compatible=true`: Int64 and Decimal values
+    /// as JSON strings.
+    JsonIeee754,
 }
 
 /// A property path: one or more identifiers joined by `/`, such as

@@ -23,6 +23,7 @@ mod odata_expand;
 mod odata_filter;
 mod odata_fixture;
 mod odata_limits;
+mod odata_numbers;
 mod odata_paging;
 mod odata_plans;
 mod odata_resources;

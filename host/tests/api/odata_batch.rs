@@ -31,6 +31,11 @@ const READS: &[(&str, &str, Headers<'static>)] = &[
     ("bad", "Things?$top=-1", &[]),
     ("paged", "Categories", &[("Prefer", "odata.maxpagesize=2")]),
     ("nav", "Colours('red')/things?$select=id", &[]),
+    (
+        "numbers",
+        "Things?$select=id,price,qty&$top=3",
+        &[("Accept", "application/json;IEEE754Compatible=true")],
+    ),
 ];
 
 /// One answered part of a batch.

@@ -249,7 +249,7 @@ impl<'m> Ctx<'m> {
             count: false,
         };
         let sql = fetch_query(&checked, &fetch, self.dialect())?;
-        let layout = Layout::new(checked.selected(), &set.key, types, None);
+        let layout = Layout::new(checked.selected(), &set.key, types, None, self.numbers);
         let sink = EntitySink::new(layout);
         let (sink, _) = run(self.db, sql, 1, sink).await?;
         let found = sink.entities.into_iter().next();

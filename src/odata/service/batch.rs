@@ -12,7 +12,7 @@ use rocket::response::stream::ByteStream;
 use rocket::response::{self, Responder, Response};
 use rocket::Request;
 
-use super::read::{answer, Incoming};
+use super::read::{answer, numbers_of, Incoming};
 use super::reply::{ODataError, Reply, Rest, Wire, ODATA_VERSION};
 use super::Service;
 use crate::odata::batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest};
@@ -124,10 +124,18 @@ async fn answer_one(
         .filter(|(name, _)| name.eq_ignore_ascii_case("Prefer"))
         .map(|(_, value)| value.as_str())
         .collect();
+    let media_types = request
+        .headers
+        .iter()
+        .filter(|(name, _)| {
+            name.eq_ignore_ascii_case("Accept") || name.eq_ignore_ascii_case("Content-Type")
+        })
+        .map(|(_, value)| value.as_str());
     let incoming = Incoming {
         service,
         query: target.query.as_deref().unwrap_or(""),
         prefer: (!prefer.is_empty()).then(|| prefer.join(",")),
+        numbers: numbers_of(media_types),
         caller: caller.clone(),
     };
     let segments: Vec<&str> = target.segments.iter().map(String::as_str).collect();

@@ -14,6 +14,48 @@ use super::values::{write_bool, write_bytes, write_int, write_value, Cell};
 use crate::db::{pg_raw, pg_text, MyTemporal, ReadError};
 use crate::odata::EdmType;
 
+/// How one property of a row is written: what precedes its value, its
+/// type, and whether its number goes out as a JSON string (Int64 and
+/// Decimal under `IEEE754Compatible=true`).
+#[derive(Debug, Clone)]
+pub struct Column {
+    /// What precedes the value.
+    pub prefix: Prefix,
+    /// The property's type.
+    pub edm: EdmType,
+    /// A number is written as a JSON string.
+    pub quoted: bool,
+}
+
+impl Column {
+    /// Writes the prefix, then the value `value` writes, as a string when
+    /// [`quoted`](Self::quoted).
+    #[inline]
+    fn write(
+        &self,
+        out: &mut Vec<u8>,
+        value: impl FnOnce(&mut Vec<u8>) -> Result<(), ODataError>,
+    ) -> Result<(), ODataError> {
+        self.prefix.write(out);
+        if !self.quoted {
+            return value(out);
+        }
+        let start = out.len();
+        value(out)?;
+        quote_number(out, start);
+        Ok(())
+    }
+}
+
+/// Makes the JSON number written into `out` from `start` on a string; a
+/// string or `null` stays as it is.
+pub fn quote_number(out: &mut Vec<u8>, start: usize) {
+    if !matches!(out.get(start), None | Some(b'"') | Some(b'n')) {
+        out.insert(start, b'"');
+        out.push(b'"');
+    }
+}
+
 /// A row whose columns are read by position.
 pub trait Cells {
     /// Column `i`.
@@ -25,16 +67,11 @@ pub trait Cells {
         Ok(())
     }
 
-    /// Writes the first columns, one per `(prefix, type)` in order, each
-    /// as its prefix then its value as [`Cells::write`] writes it.
-    fn write_properties(
-        &self,
-        properties: &[(Prefix, EdmType)],
-        out: &mut Vec<u8>,
-    ) -> Result<(), ODataError> {
-        for (i, (prefix, edm)) in properties.iter().enumerate() {
-            prefix.write(out);
-            self.write(i, *edm, out)?;
+    /// Writes the first columns, one per [`Column`] in order, each as its
+    /// prefix then its value as [`Cells::write`] writes it.
+    fn write_properties(&self, columns: &[Column], out: &mut Vec<u8>) -> Result<(), ODataError> {
+        for (i, column) in columns.iter().enumerate() {
+            column.write(out, |out| self.write(i, column.edm, out))?;
         }
         Ok(())
     }
@@ -282,21 +319,16 @@ impl Cells for PgCells<'_> {
     }
 
     /// As the provided method, the kinds looked up once per row.
-    fn write_properties(
-        &self,
-        properties: &[(Prefix, EdmType)],
-        out: &mut Vec<u8>,
-    ) -> Result<(), ODataError> {
-        let Some(kinds) = self.kinds.get(..properties.len()) else {
+    fn write_properties(&self, columns: &[Column], out: &mut Vec<u8>) -> Result<(), ODataError> {
+        let Some(kinds) = self.kinds.get(..columns.len()) else {
             return Err(sqlx::Error::ColumnIndexOutOfBounds {
-                index: properties.len().saturating_sub(1),
+                index: columns.len().saturating_sub(1),
                 len: self.kinds.len(),
             }
             .into());
         };
-        for (i, ((prefix, edm), kind)) in properties.iter().zip(kinds).enumerate() {
-            prefix.write(out);
-            self.write_kind(i, *kind, *edm, out)?;
+        for (i, (column, kind)) in columns.iter().zip(kinds).enumerate() {
+            column.write(out, |out| self.write_kind(i, *kind, column.edm, out))?;
         }
         Ok(())
     }

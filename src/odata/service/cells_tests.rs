@@ -164,3 +164,23 @@ fn instants_from_mysql_written_straight_are_written_as_their_text_is() {
         }
     }
 }
+
+#[test]
+fn a_quoted_number_becomes_a_string_and_nothing_else_changes() {
+    use super::quote_number;
+    for (written, expected) in [
+        ("9007199254740993", "\"9007199254740993\""),
+        ("-12.50", "\"-12.50\""),
+        ("null", "null"),
+        ("\"n/a\"", "\"n/a\""),
+    ] {
+        let mut out = b"{\"a\":".to_vec();
+        let start = out.len();
+        out.extend_from_slice(written.as_bytes());
+        quote_number(&mut out, start);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("{{\"a\":{expected}")
+        );
+    }
+}

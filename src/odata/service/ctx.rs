@@ -4,6 +4,7 @@
 //! (`expansion.rs`) take a `Ctx`; its methods live with the answers, but
 //! for the context URL every answer writes.
 
+use super::values::Numbers;
 use super::Service;
 use crate::db::Db;
 use crate::odata::fetch::Restriction;
@@ -26,6 +27,8 @@ pub struct Ctx<'m> {
     pub page: Page,
     /// The caller's scopes of every set.
     pub scopes: Scopes<'m>,
+    /// How Int64 and Decimal values are written.
+    pub numbers: Numbers,
 }
 
 /// Where rows come from: a whole set, or the rows matching a restriction.

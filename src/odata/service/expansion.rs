@@ -107,6 +107,7 @@ async fn load<'m, 'q>(
         &target.key,
         internal_types(nested),
         parent_type,
+        ctx.numbers,
     );
     let sink = EntitySink::new(layout);
     let limit = if per_value { u64::MAX } else { page.rows() };

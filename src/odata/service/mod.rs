@@ -27,7 +27,7 @@ pub use cells::Cells;
 pub use reply::{ODataError, Reply};
 pub use rows::run;
 pub use sinks::{BodySink, Layout, Sink};
-pub use values::Cell;
+pub use values::{Cell, Numbers};
 
 use super::model::Model;
 use super::skiptoken::SkipTokens;

@@ -232,7 +232,13 @@ impl<'m> Ctx<'m> {
             }),
             false => None,
         };
-        let layout = Layout::new(selected, &source.set.key, internal_types(expansions), None);
+        let layout = Layout::new(
+            selected,
+            &source.set.key,
+            internal_types(expansions),
+            None,
+            self.numbers,
+        );
         let fetch = Fetch {
             restriction: source.restriction.as_ref(),
             per_value: false,

@@ -11,11 +11,13 @@ use super::access;
 use super::ctx::{Ctx, Source};
 use super::path::{parse_resource, PathError, Resource, SetPath};
 use super::reply::{ODataError, Reply};
+use super::values::Numbers;
 use super::Service;
 use crate::odata::metadata::{metadata_xml, service_document};
 use crate::odata::model::EntitySet;
-use crate::odata::options::parse_query;
+use crate::odata::options::{asks_ieee754, parse_query};
 use crate::odata::paging::Page;
+use crate::odata::query::Format;
 use crate::odata::scope::Caller;
 use crate::odata::scopes::Scopes;
 
@@ -26,6 +28,9 @@ pub struct Incoming<'r> {
     pub(super) query: &'r str,
     /// Every `Prefer` header, joined.
     pub(super) prefer: Option<String>,
+    /// How Int64 and Decimal values are written, as `Accept` or
+    /// `Content-Type` asked.
+    pub(super) numbers: Numbers,
     pub(super) caller: Result<Caller, ODataError>,
 }
 
@@ -38,12 +43,27 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
             return Outcome::Forward(Status::NotFound);
         };
         let prefer: Vec<&str> = req.headers().get("Prefer").collect();
+        let media_types = req
+            .headers()
+            .get("Accept")
+            .chain(req.headers().get("Content-Type"));
         Outcome::Success(Incoming {
             service,
             query: req.uri().query().map_or("", |q| q.as_str()),
             prefer: (!prefer.is_empty()).then(|| prefer.join(",")),
+            numbers: numbers_of(media_types),
             caller: access::caller(req, &service.db).await,
         })
+    }
+}
+
+/// How Int64 and Decimal values are written, from the request's media types
+/// (`Accept`, `Content-Type`).
+pub(super) fn numbers_of<'h>(media_types: impl IntoIterator<Item = &'h str>) -> Numbers {
+    if media_types.into_iter().any(asks_ieee754) {
+        Numbers::Ieee754Compatible
+    } else {
+        Numbers::Json
     }
 }
 
@@ -116,12 +136,17 @@ async fn resource(
         pagination.default,
         pagination.max,
     );
+    let numbers = match query.format {
+        Some(Format::JsonIeee754) => Numbers::Ieee754Compatible,
+        _ => incoming.numbers,
+    };
     let ctx = Ctx {
         service,
         db: &service.db,
         caller,
         page,
         scopes: Scopes::for_caller(&service.model, &caller),
+        numbers,
     };
     let mut reply = match (&path.key, &path.navigation) {
         (None, _) => {
@@ -168,5 +193,8 @@ async fn resource(
         }
     };
     reply.preference_applied = page.preference_applied();
+    if numbers == Numbers::Ieee754Compatible {
+        reply.say_ieee754_compatible();
+    }
     Ok(reply)
 }

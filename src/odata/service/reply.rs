@@ -67,6 +67,18 @@ impl Reply {
         }
     }
 
+    /// Says in a JSON answer's `Content-Type` that its Int64 and Decimal
+    /// values are strings (`IEEE754Compatible=true`).
+    pub fn say_ieee754_compatible(&mut self) {
+        if self.content_type.is_json() {
+            self.content_type = ContentType::new("application", "json").with_params([
+                ("odata.metadata", "minimal"),
+                ("odata.streaming", "true"),
+                ("IEEE754Compatible", "true"),
+            ]);
+        }
+    }
+
     /// The headers the answer carries, `Content-Type` first.
     fn headers(&self) -> Vec<(&'static str, String)> {
         let mut headers = vec![

@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use super::cells::Cells;
+use super::cells::{Cells, Column};
 use super::prefix::Prefix;
 use super::reply::{Chunk, ODataError, CHUNK_BYTES};
-use super::values::{key_literal, Cell};
+use super::values::{key_literal, Cell, Numbers};
 use crate::odata::{EdmType, Literal, Property};
 
 /// Consumes the rows of one statement.
@@ -72,8 +72,9 @@ pub struct Entity {
 /// How to turn a row of one fetch statement into JSON.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    /// Each property: what precedes its value ([`Prefix`]) and its type.
-    properties: Vec<(Prefix, EdmType)>,
+    /// Each property: what precedes its value, its type, whether it is
+    /// quoted.
+    properties: Vec<Column>,
     key_index: usize,
     key_type: EdmType,
     /// Types of the internal columns (for reading them as literals).
@@ -84,17 +85,23 @@ pub struct Layout {
 
 impl Layout {
     /// The layout of a fetch selecting `properties` (which include the key
-    /// named `key`), then columns of `internal` types, then `__parent`.
+    /// named `key`), then columns of `internal` types, then `__parent`;
+    /// under `numbers`.
     pub fn new(
         properties: &[&Property],
         key: &str,
         internal: Vec<EdmType>,
         parent: Option<EdmType>,
+        numbers: Numbers,
     ) -> Layout {
         let prefixes = properties
             .iter()
             .enumerate()
-            .map(|(i, p)| (Prefix::new(&p.name, i == 0), p.edm_type))
+            .map(|(i, p)| Column {
+                prefix: Prefix::new(&p.name, i == 0),
+                edm: p.edm_type,
+                quoted: numbers.quotes(p.edm_type),
+            })
             .collect();
         let key_index = properties.iter().position(|p| p.name == key).unwrap_or(0);
         let key_type = properties
