@@ -148,7 +148,7 @@ fn check_options<'m, 'q>(
     nested: Option<&str>,
 ) -> Result<Checked<'m, 'q>, QueryError> {
     let target = |option: &'static str| nested.unwrap_or(option);
-    if query.apply.is_some() {
+    if query.apply.is_some() && set.derived.is_none() {
         let msg = format!("{} cannot be grouped or aggregated", set.name);
         return Err(QueryError::new("apply_unsupported", "$apply", msg));
     }

@@ -223,7 +223,7 @@ fn build<'m>(
             dialect.quote("__rn")
         ));
     }
-    let table = dialect.quote(&set.table);
+    let table = set.rows_sql(dialect);
     let mut rows = format!(" FROM {table} AS {t0}");
     where_with(&mut w, checked, condition, &mut rows)?;
     let select = format!("SELECT {}", columns.join(", "));
@@ -253,7 +253,7 @@ fn build<'m>(
             dialect.limit_offset(&limit, &offset)
         );
         match (
-            first > 0 && dialect.defers_columns_past_offset(),
+            first > 0 && dialect.defers_columns_past_offset() && set.derived.is_none(),
             set.key_property(),
         ) {
             (true, Some(key)) => {
@@ -285,7 +285,7 @@ pub fn count_per_value<'m>(
     let column = w.column(&t0, &restriction.column);
     let mut text = format!(
         "SELECT {column}, COUNT(*) FROM {} AS {t0}",
-        dialect.quote(&set.table)
+        set.rows_sql(dialect)
     );
     let condition = restrict(&mut w, restriction);
     where_with(&mut w, checked, Some(condition), &mut text)?;
@@ -313,7 +313,7 @@ fn counting<'m>(
     checked: &Checked<'m, '_>,
     restriction: Option<&Restriction>,
 ) -> Result<String, QueryError> {
-    let table = w.dialect.quote(&w.root().table);
+    let table = w.root().rows_sql(w.dialect);
     let mut text = format!("SELECT COUNT(*) FROM {table} AS {}", w.root_alias());
     let condition = restriction.map(|r| restrict(w, r));
     where_with(w, checked, condition, &mut text)?;

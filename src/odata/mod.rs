@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+mod aggregation;
 mod apply;
 mod batch;
 mod check;

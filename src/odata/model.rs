@@ -229,7 +229,28 @@ pub struct EntitySet {
     pub public: bool,
     /// The filter bound to the caller that every access honours, if any.
     pub scope: Option<Scope>,
+    /// For the rows a `$apply` made of another set: the statement that
+    /// makes them, read in place of a table.
+    pub(crate) derived: Option<Derived>,
 }
+
+/// The statement whose rows a derived set reads (numbered placeholders
+/// `$1..$n`, its binds first in every statement over the set).
+#[derive(Debug, Clone)]
+pub(crate) struct Derived {
+    /// The statement.
+    pub text: String,
+    /// Its binds.
+    pub binds: Vec<crate::db::Bind>,
+}
+
+impl PartialEq for Derived {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.binds == other.binds
+    }
+}
+
+impl Eq for Derived {}
 
 impl EntitySet {
     /// The one access rule of every set: a public set is read by anyone,
@@ -260,6 +281,16 @@ impl EntitySet {
             searchable: Vec::new(),
             public: false,
             scope: None,
+            derived: None,
+        }
+    }
+
+    /// What a statement reads the set's rows from: its table, quoted, or
+    /// the parenthesised statement of a derived set.
+    pub(crate) fn rows_sql(&self, dialect: crate::db::Dialect) -> String {
+        match &self.derived {
+            Some(derived) => format!("({})", derived.text),
+            None => dialect.quote(&self.table),
         }
     }
 

@@ -183,7 +183,11 @@ pub(crate) fn order_terms<'w>(
 
 /// A `$search` expression as a condition: each term a case-insensitive
 /// substring match against any of `properties`, `%` and `_` literal.
-fn search_condition(w: &mut Writer<'_>, properties: &[&Property], search: &SearchExpr) -> String {
+pub(crate) fn search_condition(
+    w: &mut Writer<'_>,
+    properties: &[&Property],
+    search: &SearchExpr,
+) -> String {
     match search {
         SearchExpr::Word(term) | SearchExpr::Phrase(term) => {
             let escaped = term

@@ -76,7 +76,11 @@ impl<'m> Writer<'m> {
     pub fn new(root: &'m EntitySet, dialect: Dialect) -> Writer<'m> {
         Writer {
             dialect,
-            binds: Vec::new(),
+            // A derived set's statement comes first, with its own binds.
+            binds: root
+                .derived
+                .as_ref()
+                .map_or_else(Vec::new, |d| d.binds.clone()),
             root,
             aliases: 0,
             vars: Vec::new(),

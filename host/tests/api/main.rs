@@ -17,6 +17,7 @@ mod login_validation;
 mod mailbox;
 mod notices;
 mod odata_access;
+mod odata_apply;
 mod odata_batch;
 mod odata_errors;
 mod odata_expand;

@@ -32,6 +32,11 @@ const READS: &[(&str, &str, Headers<'static>)] = &[
     ("paged", "Categories", &[("Prefer", "odata.maxpagesize=2")]),
     ("nav", "Colours('red')/things?$select=id", &[]),
     (
+        "grouped",
+        "Things?$apply=groupby((colour_code),aggregate(qty%20with%20sum%20as%20Total,$count%20as%20N))",
+        &[],
+    ),
+    (
         "numbers",
         "Things?$select=id,price,qty&$top=3",
         &[("Accept", "application/json;IEEE754Compatible=true")],

@@ -80,7 +80,8 @@ async fn bad_options_are_400_naming_the_option() {
         (&[("$format", "xml")], "$format"),
         (&[("$top", "1"), ("$top", "2")], "$top"),
         (&[("$unknown", "1")], "$unknown"),
-        (&[("$apply", "groupby((name))")], "$apply"),
+        (&[("$apply", "groupby((nope))")], "$apply"),
+        (&[("$apply", "pivot(name)")], "$apply"),
     ];
     for (options, target) in cases {
         let answer = get(&app, "Things", options).await;

@@ -262,6 +262,22 @@ async fn security_events_show_callers_their_own_events_only() {
         .value();
     let bob_events: Vec<&str> = bobs.iter().map(|e| e["event"].as_str().unwrap()).collect();
     assert_eq!(bob_events, ["failed", "login", "logout"]);
+    // Grouped, each sees the counts of their own events only: the scope
+    // restricts the rows before they are grouped.
+    let grouped = "SecurityEvents?$apply=groupby((event),aggregate($count as N))";
+    for (authorization, expected) in [
+        (ada_token.as_str(), json!([{"event": "login", "N": 1}])),
+        (
+            bob_token.as_str(),
+            json!([{"event": "failed", "N": 1}, {"event": "login", "N": 1},
+                   {"event": "logout", "N": 1}]),
+        ),
+    ] {
+        let answer = app
+            .odata_with(grouped, &[("Authorization", authorization)])
+            .await;
+        assert_eq!(Value::Array(answer.value()), expected, "{}", answer.body);
+    }
     let filtered = app
         .get_uri(
             &odata_uri(

@@ -157,11 +157,12 @@ impl<'m> Ctx<'m> {
         if query.skiptoken.is_none() && query.top.is_some_and(|top| top <= page.rows()) {
             return Ok(None);
         }
-        // A navigation's collection never seeks: its order is not asked for.
+        // A navigation's collection never seeks: its order is not asked
+        // for; nor does a derived set's, whose rows no index holds.
         let types = match source.restriction {
-            None => Some(order_types(checked, self.dialect())?)
+            None if source.set.derived.is_none() => Some(order_types(checked, self.dialect())?)
                 .filter(|types| types.iter().all(|t| SkipTokens::seekable(*t))),
-            Some(_) => None,
+            _ => None,
         };
         let Some(types) = types else {
             return match query.skiptoken {

@@ -13,11 +13,15 @@ use super::path::{parse_resource, PathError, Resource, SetPath};
 use super::reply::{ODataError, Reply};
 use super::values::Numbers;
 use super::Service;
+use crate::odata::aggregation::derive;
+use crate::odata::apply::Apply;
 use crate::odata::metadata::{metadata_xml, service_document};
 use crate::odata::model::EntitySet;
+use crate::odata::model::Model;
 use crate::odata::options::{asks_ieee754, parse_query};
 use crate::odata::paging::Page;
-use crate::odata::query::Format;
+use crate::odata::query::{Format, Query};
+use crate::odata::resolve::QueryError;
 use crate::odata::scope::Caller;
 use crate::odata::scopes::Scopes;
 
@@ -54,6 +58,54 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
             numbers: numbers_of(media_types),
             caller: access::caller(req, &service.db).await,
         })
+    }
+}
+
+/// A collection (or its count) of the rows `$apply` makes of `set`: a
+/// derived set over the aggregating statement, answered as any set is.
+async fn aggregated(
+    path: &SetPath,
+    incoming: &Incoming<'_>,
+    caller: Caller,
+    set: &EntitySet,
+    mut query: Query,
+    page: Page,
+    numbers: Numbers,
+) -> Result<Reply, ODataError> {
+    let service = incoming.service;
+    if path.key.is_some() || path.navigation.is_some() {
+        return Err(QueryError::new(
+            "apply_unsupported",
+            "$apply",
+            "$apply applies to an entity set's collection",
+        )
+        .into());
+    }
+    let apply = query.apply.clone().unwrap_or(Apply(Vec::new()));
+    let scopes = Scopes::for_caller(&service.model, &caller);
+    let (derived, order) = derive(&service.model, set, &apply, &scopes, service.db.dialect())?;
+    if query.orderby.is_empty() {
+        query.orderby = order;
+    }
+    let model = Model::new().set(derived);
+    let derived = &model.sets[0];
+    let ctx = Ctx {
+        service,
+        db: &service.db,
+        caller,
+        page,
+        scopes: Scopes::for_caller(&model, &caller),
+        numbers,
+    };
+    let source = Source {
+        set: derived,
+        restriction: None,
+        path: set.name.clone(),
+    };
+    if path.count {
+        ctx.count(&source, &query).await
+    } else {
+        ctx.collection(&source, &query).await
     }
 }
 
@@ -140,6 +192,14 @@ async fn resource(
         Some(Format::JsonIeee754) => Numbers::Ieee754Compatible,
         _ => incoming.numbers,
     };
+    if query.apply.is_some() {
+        let mut reply = aggregated(&path, incoming, caller, set, query, page, numbers).await?;
+        reply.preference_applied = page.preference_applied();
+        if numbers == Numbers::Ieee754Compatible {
+            reply.say_ieee754_compatible();
+        }
+        return Ok(reply);
+    }
     let ctx = Ctx {
         service,
         db: &service.db,
