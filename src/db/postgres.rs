@@ -282,7 +282,7 @@ pub fn raw(row: &Row, i: usize) -> Result<Option<&[u8]>, ReadError> {
 struct RawValue<'a>(Option<&'a [u8]>);
 
 impl<'a> FromSql<'a> for RawValue<'a> {
-    fn rows_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
         Ok(RawValue(Some(raw)))
     }
 

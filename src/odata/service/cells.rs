@@ -224,7 +224,7 @@ fn bits(bytes: &[u8]) -> Cell<'_> {
 fn pg_decode(row: &tokio_postgres::Row, i: usize, kind: Kind) -> Result<Cell<'_>, ODataError> {
     use tokio_postgres::types::{FromSql, Type};
     fn decode<'r, T: FromSql<'r>>(ty: &Type, raw: &'r [u8]) -> Result<T, ODataError> {
-        T::rows_sql(ty, raw).map_err(|e| ODataError::internal(&e))
+        T::from_sql(ty, raw).map_err(|e| ODataError::internal(&e))
     }
     let Some(raw) = pg_raw(row, i)? else {
         return Ok(Cell::Null);
