@@ -24,14 +24,31 @@ use serde_json::{json, Value};
 
 use super::model::{EntitySet, Model};
 
+/// Where the Data Aggregation vocabulary is published.
+const AGGREGATION_VOCABULARY: &str =
+    "https://oasis-tcs.github.io/odata-vocabularies/vocabularies/Org.OData.Aggregation.V1.xml";
+
+/// What `$apply` every set answers (`Org.OData.Aggregation.V1.ApplySupported`).
+const APPLY_SUPPORTED: &str = concat!(
+    r#"<Annotation Term="Aggregation.ApplySupported"><Record>"#,
+    r#"<PropertyValue Property="Transformations"><Collection>"#,
+    "<String>filter</String><String>search</String><String>groupby</String>",
+    "<String>aggregate</String><String>orderby</String><String>top</String>",
+    "<String>skip</String>",
+    "</Collection></PropertyValue>",
+    r#"<PropertyValue Property="Rollup" EnumMember="Aggregation.RollupType/None"/>"#,
+    "</Record></Annotation>"
+);
+
 /// The schema namespace every entity type is declared in.
 pub const NAMESPACE: &str = "Gatehouse";
 
 /// The CSDL (OData 4.0) XML document describing the sets of `model` for which
 /// `visible` returns true: an `EntityType` per set (key, properties with
 /// their EDM types and nullability, navigation properties) and an
-/// `EntityContainer` named `Container` with an `EntitySet` per set and its
-/// `NavigationPropertyBinding`s. Every name is XML-escaped.
+/// `EntityContainer` named `Container` with an `EntitySet` per set, its
+/// `NavigationPropertyBinding`s and the `$apply` it answers
+/// (`Org.OData.Aggregation.V1.ApplySupported`). Every name is XML-escaped.
 pub fn metadata_xml(model: &Model, visible: impl Fn(&EntitySet) -> bool) -> String {
     let sets: Vec<&EntitySet> = model.sets.iter().filter(|s| visible(s)).collect();
     let shown = |name: &str| sets.iter().any(|s| s.name == name);
@@ -39,6 +56,10 @@ pub fn metadata_xml(model: &Model, visible: impl Fn(&EntitySet) -> bool) -> Stri
     out.push_str(r#"<?xml version="1.0" encoding="utf-8"?>"#);
     out.push_str(
         r#"<edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0">"#,
+    );
+    let _ = write!(
+        out,
+        r#"<edmx:Reference Uri="{AGGREGATION_VOCABULARY}"><edmx:Include Namespace="Org.OData.Aggregation.V1" Alias="Aggregation"/></edmx:Reference>"#
     );
     out.push_str("<edmx:DataServices>");
     let _ = write!(
@@ -94,6 +115,7 @@ pub fn metadata_xml(model: &Model, visible: impl Fn(&EntitySet) -> bool) -> Stri
                 escape(&n.target_set)
             );
         }
+        out.push_str(APPLY_SUPPORTED);
         out.push_str("</EntitySet>");
     }
     out.push_str("</EntityContainer></Schema></edmx:DataServices></edmx:Edmx>");
@@ -193,17 +215,43 @@ mod tests {
             xml.contains(r#"<NavigationProperty Name="parent" Type="Gatehouse.Organisations"/>"#)
         );
         assert!(xml.contains(
-            r#"<EntitySet Name="Users" EntityType="Gatehouse.Users"><NavigationPropertyBinding Path="organisation" Target="Organisations"/><NavigationPropertyBinding Path="posts" Target="Posts"/></EntitySet>"#
+            r#"<EntitySet Name="Users" EntityType="Gatehouse.Users"><NavigationPropertyBinding Path="organisation" Target="Organisations"/><NavigationPropertyBinding Path="posts" Target="Posts"/><Annotation Term="Aggregation.ApplySupported">"#
         ));
+    }
+
+    #[test]
+    fn every_set_says_which_apply_it_answers() {
+        let xml = all();
+        assert!(xml.contains(
+            r#"<edmx:Include Namespace="Org.OData.Aggregation.V1" Alias="Aggregation"/>"#
+        ));
+        for transformation in [
+            "filter",
+            "search",
+            "groupby",
+            "aggregate",
+            "orderby",
+            "top",
+            "skip",
+        ] {
+            assert!(
+                xml.contains(&format!("<String>{transformation}</String>")),
+                "{transformation}"
+            );
+        }
+        assert_eq!(
+            xml.matches("Aggregation.ApplySupported").count(),
+            model().sets.len()
+        );
     }
 
     #[test]
     fn only_allowed_sets_are_described() {
         let xml = metadata_xml(&model(), |s| s.public);
         assert!(xml.contains(r#"<EntityType Name="Posts">"#));
-        assert!(
-            xml.contains(r#"<EntitySet Name="Posts" EntityType="Gatehouse.Posts"></EntitySet>"#)
-        );
+        assert!(xml.contains(&format!(
+            r#"<EntitySet Name="Posts" EntityType="Gatehouse.Posts">{APPLY_SUPPORTED}</EntitySet>"#
+        )));
         assert!(!xml.contains("Users"));
         assert!(!xml.contains("Organisations"));
         // The navigation to a hidden set is left out.
