@@ -8,9 +8,8 @@
 //! `$orderby`, `$select`, `$top`, `$skip`, `$count` and server paging apply
 //! to the aggregated rows as to any set's.
 
-use super::apply::{Aggregate, AggregateExpr, Apply, Method, Transformation};
 use super::model::{Derived, EdmType, EntitySet, Model, Property};
-use super::query::{OrderItem, Path};
+use super::query::{Aggregate, AggregateExpr, Apply, Method, OrderItem, Path, Transformation};
 use super::resolve::QueryError;
 use super::scopes::Scopes;
 use super::sql::{search_condition, Sql};

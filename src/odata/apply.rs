@@ -11,9 +11,9 @@ use std::fmt::{self, Display, Formatter};
 
 use super::error::ParseError;
 use super::filter::parse_expr;
+use super::items::{non_negative, parse_orderby, path};
 use super::lexer::tokenize;
-use super::options::{non_negative, parse_orderby, path};
-use super::query::{Expr, OrderItem, Path, SearchExpr};
+use super::query::{Aggregate, AggregateExpr, Apply, Method, Path, Transformation};
 use super::search::parse_search_expr;
 
 const OPTION: &str = "$apply";
@@ -23,100 +23,17 @@ pub const MAX_APPLY_DEPTH: usize = 4;
 /// How many transformations one `$apply` may hold, all levels together.
 pub const MAX_TRANSFORMATIONS: usize = 32;
 
-/// A `$apply` value: transformations applied in turn.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Apply(pub Vec<Transformation>);
-
-/// One transformation of a `$apply` sequence.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Transformation {
-    /// `filter(expr)`: the rows the expression admits.
-    Filter(Expr),
-    /// `search(expr)`: the rows the search expression matches.
-    Search(SearchExpr),
-    /// `groupby((paths))` or `groupby((paths),sequence)`: one row per
-    /// distinct combination of the paths' values, the sequence (an
-    /// `aggregate`) applied to each group.
-    GroupBy {
-        /// The grouping properties (to-one navigation paths allowed).
-        paths: Vec<Path>,
-        /// What is computed per group.
-        then: Option<Apply>,
-    },
-    /// `aggregate(…)`: one row of aggregated values.
-    Aggregate(Vec<Aggregate>),
-    /// `orderby(…)`: the rows in this order.
-    OrderBy(Vec<OrderItem>),
-    /// `top(n)`: the first `n` rows.
-    Top(u64),
-    /// `skip(n)`: all but the first `n` rows.
-    Skip(u64),
-    /// `concat(sequence,…)`: the rows of each sequence, applied to the
-    /// same input, one after the other.
-    Concat(Vec<Apply>),
-}
-
-/// One aggregated value: what, and its alias.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Aggregate {
-    /// The value.
-    pub expr: AggregateExpr,
-    /// The property it becomes in the result.
-    pub alias: String,
-}
-
-/// What an aggregate computes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AggregateExpr {
-    /// `$count`: the number of rows.
-    Count,
-    /// `path with method`.
-    Method {
-        /// The property aggregated.
-        path: Path,
-        /// How.
-        method: Method,
-    },
-}
-
-/// The standard aggregation methods.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// `sum`.
-    Sum,
-    /// `min`.
-    Min,
-    /// `max`.
-    Max,
-    /// `average`.
-    Average,
-    /// `countdistinct`.
-    CountDistinct,
-}
-
-impl Method {
-    /// The method's name in `$apply`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Sum => "sum",
-            Self::Min => "min",
-            Self::Max => "max",
-            Self::Average => "average",
-            Self::CountDistinct => "countdistinct",
-        }
-    }
-
-    fn of(name: &str) -> Option<Method> {
-        [
-            Self::Sum,
-            Self::Min,
-            Self::Max,
-            Self::Average,
-            Self::CountDistinct,
-        ]
-        .into_iter()
-        .find(|m| m.name() == name)
-    }
+/// The aggregation method called `name`.
+fn method_of(name: &str) -> Option<Method> {
+    [
+        Method::Sum,
+        Method::Min,
+        Method::Max,
+        Method::Average,
+        Method::CountDistinct,
+    ]
+    .into_iter()
+    .find(|m| m.name() == name)
 }
 
 /// Counts transformations across one `$apply`.
@@ -322,7 +239,7 @@ fn aggregate(item: &str, at: usize) -> Result<Aggregate, ParseError> {
         [(p0, path_text), (_, "with"), (p2, method), (_, "as"), (p4, alias)] => {
             let path =
                 property_path(path_text).ok_or_else(|| fail(*p0, "expected a property path"))?;
-            let method = Method::of(method).ok_or_else(|| {
+            let method = method_of(method).ok_or_else(|| {
                 fail(
                     *p2,
                     &format!("the aggregation method {method} is not supported (sum, min, max, average, countdistinct)"),

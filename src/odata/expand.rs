@@ -4,8 +4,9 @@
 //! the same option parsers as the top level. Depth and item count are bounded.
 
 use super::error::ParseError;
+use super::items::path;
 use super::lexer::tokenize;
-use super::options::{apply_option, path};
+use super::options::apply_option;
 use super::query::{ExpandItem, Path, Query};
 
 /// How many levels `$expand` may nest (`a($expand=b($expand=c))` is 3).

@@ -33,6 +33,7 @@ mod expand;
 mod fetch;
 mod filter;
 mod function;
+mod items;
 mod lexer;
 mod metadata;
 mod model;
@@ -77,10 +78,10 @@ crate::internal! {
     use batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
 }
 crate::internal! {
-    use apply::{
-        Aggregate, AggregateExpr, Apply, Method, Transformation, MAX_APPLY_DEPTH,
-        MAX_TRANSFORMATIONS,
-    };
+    use apply::{MAX_APPLY_DEPTH, MAX_TRANSFORMATIONS};
+}
+crate::internal! {
+    use query::{Aggregate, AggregateExpr, Apply, Method, Transformation};
 }
 crate::internal! { use check::{check_query, Checked, Expansion}; }
 crate::internal! { use declare::declared_sets; }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::odata::query::{Expr, SearchExpr};
+use crate::odata::query::{Expr, SearchExpr, Select};
 
 fn err(raw: &str) -> (String, usize, String) {
     let e = parse_query(raw).expect_err(raw);

@@ -4,7 +4,6 @@
 
 use std::fmt;
 
-pub use super::apply::Apply;
 pub use super::function::Function;
 
 /// Everything a request's query string asks of a collection.
@@ -342,4 +341,88 @@ pub enum SearchExpr {
     And(Box<SearchExpr>, Box<SearchExpr>),
     /// `a OR b`
     Or(Box<SearchExpr>, Box<SearchExpr>),
+}
+
+/// A `$apply` value: transformations applied in turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Apply(pub Vec<Transformation>);
+
+/// One transformation of a `$apply` sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transformation {
+    /// `filter(expr)`: the rows the expression admits.
+    Filter(Expr),
+    /// `search(expr)`: the rows the search expression matches.
+    Search(SearchExpr),
+    /// `groupby((paths))` or `groupby((paths),sequence)`: one row per
+    /// distinct combination of the paths' values, the sequence (an
+    /// `aggregate`) applied to each group.
+    GroupBy {
+        /// The grouping properties (to-one navigation paths allowed).
+        paths: Vec<Path>,
+        /// What is computed per group.
+        then: Option<Apply>,
+    },
+    /// `aggregate(…)`: one row of aggregated values.
+    Aggregate(Vec<Aggregate>),
+    /// `orderby(…)`: the rows in this order.
+    OrderBy(Vec<OrderItem>),
+    /// `top(n)`: the first `n` rows.
+    Top(u64),
+    /// `skip(n)`: all but the first `n` rows.
+    Skip(u64),
+    /// `concat(sequence,…)`: the rows of each sequence, applied to the
+    /// same input, one after the other.
+    Concat(Vec<Apply>),
+}
+
+/// One aggregated value: what, and its alias.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Aggregate {
+    /// The value.
+    pub expr: AggregateExpr,
+    /// The property it becomes in the result.
+    pub alias: String,
+}
+
+/// What an aggregate computes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AggregateExpr {
+    /// `$count`: the number of rows.
+    Count,
+    /// `path with method`.
+    Method {
+        /// The property aggregated.
+        path: Path,
+        /// How.
+        method: Method,
+    },
+}
+
+/// The standard aggregation methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// `sum`.
+    Sum,
+    /// `min`.
+    Min,
+    /// `max`.
+    Max,
+    /// `average`.
+    Average,
+    /// `countdistinct`.
+    CountDistinct,
+}
+
+impl Method {
+    /// The method's name in `$apply`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sum => "sum",
+            Self::Min => "min",
+            Self::Max => "max",
+            Self::Average => "average",
+            Self::CountDistinct => "countdistinct",
+        }
+    }
 }
