@@ -64,15 +64,6 @@ pub(crate) fn derive<'m>(
         })
         .chain(measures.iter().map(Measure::property))
         .collect();
-    for item in &shape.orderby {
-        let known = item.path.segments().len() == 1
-            && properties.iter().any(|p| p.name == item.path.segments()[0]);
-        if !known {
-            let msg = format!("the aggregated rows have no property '{}'", item.path);
-            return Err(QueryError::new("unknown_property", TARGET, msg));
-        }
-    }
-
     let mut w = Writer::new(set, dialect).with_scopes(Some(scopes));
     let t0 = w.root_alias();
     let mut columns: Vec<String> = groups
@@ -102,38 +93,6 @@ pub(crate) fn derive<'m>(
         let grouped: Vec<String> = groups.iter().map(|g| w.property(&t0, g)).collect();
         text += &format!(" GROUP BY {}", grouped.join(", "));
     }
-    if shape.top.is_some() || shape.skip.is_some() || !shape.orderby.is_empty() {
-        // Ordered and sliced before the client's own options apply.
-        let order: Vec<String> = shape
-            .orderby
-            .iter()
-            .map(|o| {
-                let name = dialect.quote(&o.path.segments()[0]);
-                if o.descending {
-                    format!("{name} DESC")
-                } else {
-                    format!("{name} ASC")
-                }
-            })
-            .chain(
-                groups
-                    .iter()
-                    .map(|g| format!("{} ASC", dialect.quote(&g.name))),
-            )
-            .collect();
-        let order = if order.is_empty() {
-            "1".to_owned()
-        } else {
-            order.join(", ")
-        };
-        let limit = w.bind(Bind::Int(clamp(shape.top.unwrap_or(i64::MAX as u64))));
-        let offset = w.bind(Bind::Int(clamp(shape.skip.unwrap_or(0))));
-        text = format!(
-            "SELECT * FROM ({text}) AS {a} ORDER BY {order} {}",
-            dialect.limit_offset(&limit, &offset),
-            a = dialect.quote("a0")
-        );
-    }
     let finished = Sql::finish(text, w.binds, Dialect::Postgres);
     let key = properties
         .first()
@@ -145,14 +104,99 @@ pub(crate) fn derive<'m>(
         text: finished.text,
         binds: finished.binds,
     });
-    let order = groups
+    let mut order: Vec<OrderItem> = groups
         .iter()
         .map(|g| OrderItem {
             path: Path::single(&g.name),
             descending: false,
         })
         .collect();
+    for step in &shape.post {
+        derived = after(derived, step, &mut order, dialect)?;
+    }
     Ok((derived, order))
+}
+
+/// The rows of `rows` (a derived set) after one `filter`, `orderby`, `skip`
+/// or `top`: the same set over a statement that reads `rows`' statement.
+/// `order` is the rows' order so far, which an `orderby` replaces (the
+/// grouping properties staying last) and which `skip` and `top` slice.
+fn after(
+    rows: EntitySet,
+    step: &Transformation,
+    order: &mut Vec<OrderItem>,
+    dialect: Dialect,
+) -> Result<EntitySet, QueryError> {
+    let model = Model::new().set(rows.clone());
+    let read = &model.sets[0];
+    let mut w = Writer::new(read, dialect);
+    let t0 = w.root_alias();
+    let from = format!("SELECT * FROM {} AS {t0}", read.rows_sql(dialect));
+    let text = match step {
+        Transformation::Filter(expr) => {
+            let typed = check_condition(&model, read, expr, TARGET)?;
+            match w.condition(&[&typed])? {
+                Some(condition) => format!("{from} WHERE {condition}"),
+                None => from,
+            }
+        }
+        Transformation::OrderBy(items) => {
+            for item in items {
+                let known = item.path.segments().len() == 1
+                    && read.find_property(&item.path.segments()[0]).is_some();
+                if !known {
+                    let msg = format!("the aggregated rows have no property '{}'", item.path);
+                    return Err(QueryError::new("unknown_property", TARGET, msg));
+                }
+            }
+            let rest: Vec<OrderItem> = order
+                .drain(..)
+                .filter(|o| !items.iter().any(|i| i.path == o.path))
+                .collect();
+            *order = items.iter().cloned().chain(rest).collect();
+            // Only the order changes: it is applied where rows are sliced
+            // and by the answer itself.
+            return Ok(rows);
+        }
+        Transformation::Skip(_) | Transformation::Top(_) => {
+            let (top, skip) = match step {
+                Transformation::Top(n) => (*n, 0),
+                Transformation::Skip(n) => (u64::MAX, *n),
+                _ => (u64::MAX, 0),
+            };
+            let terms: Vec<String> = order
+                .iter()
+                .map(|o| {
+                    // OData's order on every engine: null first ascending,
+                    // last descending.
+                    let column = w.column(&t0, &o.path.segments()[0]);
+                    match o.descending {
+                        false => format!("({column} IS NULL) DESC, {column} ASC"),
+                        true => format!("({column} IS NULL) ASC, {column} DESC"),
+                    }
+                })
+                .collect();
+            let terms = if terms.is_empty() {
+                "1".to_owned()
+            } else {
+                terms.join(", ")
+            };
+            let limit = w.bind(Bind::Int(clamp(top)));
+            let offset = w.bind(Bind::Int(clamp(skip)));
+            format!(
+                "{from} ORDER BY {terms} {}",
+                dialect.limit_offset(&limit, &offset)
+            )
+        }
+        _ => return Ok(rows),
+    };
+    let finished = Sql::finish(text, w.binds, Dialect::Postgres);
+    let mut next = rows;
+    next.derived = Some(Derived {
+        text: finished.text,
+        binds: finished.binds,
+    });
+    Ok(next)
 }
 
 fn clamp(n: u64) -> i64 {
@@ -269,9 +313,9 @@ struct Shape<'a> {
     searches: Vec<&'a super::query::SearchExpr>,
     groups: Vec<Path>,
     aggregates: Vec<Aggregate>,
-    orderby: Vec<OrderItem>,
-    skip: Option<u64>,
-    top: Option<u64>,
+    /// `filter`, `orderby`, `skip` and `top` over the aggregated rows, in
+    /// turn.
+    post: Vec<&'a Transformation>,
 }
 
 impl<'a> Shape<'a> {
@@ -280,7 +324,7 @@ impl<'a> Shape<'a> {
         let mut aggregated = false;
         for step in &apply.0 {
             let refuse = |what: &str| {
-                let msg = format!("{what} is not supported here: filter and search first, then one groupby or aggregate, then orderby, skip and top");
+                let msg = format!("{what} is not supported here: filter and search first, then one groupby or aggregate, then filter, orderby, skip and top");
                 Err(QueryError::new("apply_unsupported", TARGET, msg))
             };
             match step {
@@ -301,16 +345,14 @@ impl<'a> Shape<'a> {
                     aggregated = true;
                     shape.aggregates = items.clone();
                 }
-                Transformation::OrderBy(items)
-                    if aggregated && shape.skip.is_none() && shape.top.is_none() =>
+                Transformation::Identity => {}
+                Transformation::Filter(_)
+                | Transformation::OrderBy(_)
+                | Transformation::Skip(_)
+                | Transformation::Top(_)
+                    if aggregated =>
                 {
-                    shape.orderby = items.clone()
-                }
-                Transformation::Skip(n) if aggregated && shape.top.is_none() => {
-                    shape.skip = Some(shape.skip.unwrap_or(0).saturating_add(*n))
-                }
-                Transformation::Top(n) if aggregated => {
-                    shape.top = Some(shape.top.map_or(*n, |t| t.min(*n)))
+                    shape.post.push(step)
                 }
                 Transformation::Concat(_) => return refuse("concat"),
                 other => {

@@ -90,6 +90,9 @@ fn transformation(
     }
     let lead = text.len() - text.trim_start().len();
     let (text, offset) = (text.trim(), offset + lead);
+    if text == "identity" {
+        return Ok(Transformation::Identity);
+    }
     let Some(open) = text.find('(') else {
         return Err(ParseError::new(
             OPTION,
@@ -431,6 +434,7 @@ impl Display for Transformation {
                 f.write_str(")")
             }
             Self::Top(n) => write!(f, "top({n})"),
+            Self::Identity => f.write_str("identity"),
             Self::Skip(n) => write!(f, "skip({n})"),
             Self::Concat(branches) => {
                 f.write_str("concat(")?;

@@ -35,6 +35,10 @@ fn every_transformation_parses_and_prints_canonically() {
             "groupby((a),aggregate(b with min as Lo,b with max as Hi))/orderby(Lo desc,a)/skip(2)/top(3)",
         ),
         (
+            "groupby((a),aggregate(b with sum as S))/filter(S gt 1)/orderby(S desc)/concat(aggregate($count as UI5__count),identity)",
+            "groupby((a),aggregate(b with sum as S))/filter(S gt 1)/orderby(S desc)/concat(aggregate($count as UI5__count),identity)",
+        ),
+        (
             "concat(aggregate(price with sum as price),groupby((category),aggregate(price with sum as price))/concat(aggregate($count as UI5__count),top(100)))",
             "concat(aggregate(price with sum as price),groupby((category),aggregate(price with sum as price))/concat(aggregate($count as UI5__count),top(100)))",
         ),

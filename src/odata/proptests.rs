@@ -215,6 +215,7 @@ fn apply_strategy() -> impl Strategy<Value = Apply> {
         order.prop_map(Transformation::OrderBy),
         any::<u64>().prop_map(Transformation::Top),
         any::<u64>().prop_map(Transformation::Skip),
+        Just(Transformation::Identity),
     ];
     let sequence = prop::collection::vec(step, 1..4).prop_map(Apply);
     sequence.prop_recursive(2, 12, 3, |inner| {

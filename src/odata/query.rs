@@ -374,6 +374,8 @@ pub enum Transformation {
     /// `concat(sequence,…)`: the rows of each sequence, applied to the
     /// same input, one after the other.
     Concat(Vec<Apply>),
+    /// `identity`: the rows as they are.
+    Identity,
 }
 
 /// One aggregated value: what, and its alias.

@@ -161,6 +161,37 @@ async fn options_and_paging_apply_to_the_aggregated_rows() {
     let rows = answer.value();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["category_id"].as_i64(), by_count[0].0);
+    // A filter over the aggregated rows, as UI5 sends it, then its slice.
+    let answer = app
+        .odata("Things?$apply=groupby((category_id),aggregate($count as N))/filter(N gt 1)/orderby(N desc)/skip(1)/top(1)")
+        .await;
+    answer.ok();
+    let mut many_desc: Vec<(Option<i64>, usize)> =
+        by_count.iter().filter(|(_, n)| *n > 1).cloned().collect();
+    many_desc.truncate(2);
+    let got: Vec<Option<i64>> = answer
+        .value()
+        .iter()
+        .map(|r| r["category_id"].as_i64())
+        .collect();
+    assert_eq!(
+        got,
+        many_desc
+            .iter()
+            .skip(1)
+            .map(|(k, _)| *k)
+            .collect::<Vec<_>>(),
+        "{}",
+        answer.body
+    );
+    let answer = app
+        .odata("Things?$apply=identity/groupby((category_id),aggregate($count as N))/identity&$count=true")
+        .await;
+    answer.ok();
+    assert_eq!(
+        answer.json()["@odata.count"].as_i64(),
+        Some(expected.len() as i64)
+    );
     // The count of the aggregated rows.
     let count = app
         .odata("Things/$count?$apply=groupby((category_id))")
@@ -180,6 +211,7 @@ async fn what_cannot_be_aggregated_is_400_naming_apply() {
         "pivot(x)",
         "filter(qty eq 'x')/aggregate($count as N)",
         "groupby((name))/orderby(nope)",
+        "groupby((name),aggregate($count as N))/filter(qty gt 1)",
     ] {
         app.odata(&format!("Things?$apply={apply}"))
             .await
