@@ -130,6 +130,24 @@ async fn add_passkey(client: &Client, key: &mut Authenticator, name: &str) -> (S
     )
 }
 
+/// Options for a passwordless sign-in, and the authenticator's answer with
+/// `credential_id`.
+async fn answer(client: &Client, key: &mut Authenticator, credential_id: &str) -> Value {
+    let (status, options) = post(client, "/auth/passkey/options", Value::Null).await;
+    assert_eq!(status, Status::Ok, "{options}");
+    key.get(&options, credential_id)
+        .expect("the authenticator signs")
+}
+
+/// A refused passkey: 422 `passkey_failed`.
+fn assert_refused(status: Status, body: &Value) {
+    assert_eq!(
+        (status, &body["message"]),
+        (Status::UnprocessableEntity, &json!("passkey_failed")),
+        "{body}"
+    );
+}
+
 /// A passwordless sign-in with `credential_id`: options, then the answer.
 async fn passkey_sign_in(
     client: &Client,
@@ -230,8 +248,7 @@ async fn a_passkey_sign_in_remembers_the_browser_when_asked() {
     let app = spawn().await;
     let (client, mut key, credential_id, _) = user_with_passkey(&app, ADA).await;
     sign_out(&client).await;
-    let (_, options) = post(&client, "/auth/passkey/options", Value::Null).await;
-    let credential = key.get(&options, &credential_id).unwrap();
+    let credential = answer(&client, &mut key, &credential_id).await;
     let (status, body) = post(
         &client,
         "/auth/passkey/login",
@@ -347,10 +364,7 @@ async fn a_credential_made_for_another_origin_is_refused() {
         origin: Url::parse("http://localhost:9999").unwrap(),
     };
     let (status, body) = passkey_sign_in(&client, &mut elsewhere, &credential_id).await;
-    assert_eq!(
-        (status, &body["message"]),
-        (Status::UnprocessableEntity, &json!("passkey_failed"))
-    );
+    assert_refused(status, &body);
     assert!(!signed_in(&client).await);
 }
 
@@ -378,10 +392,7 @@ async fn a_credential_signed_for_another_relying_party_is_refused() {
         json!({"credential": credential}),
     )
     .await;
-    assert_eq!(
-        (status, &body["message"]),
-        (Status::UnprocessableEntity, &json!("passkey_failed"))
-    );
+    assert_refused(status, &body);
     assert!(!signed_in(&client).await);
     // Signed for the relying party itself, the same key signs in.
     let (status, body) = passkey_sign_in(&client, &mut key, &credential_id).await;
@@ -393,8 +404,7 @@ async fn a_challenge_verifies_once() {
     let app = spawn().await;
     let (client, mut key, credential_id, _) = user_with_passkey(&app, ADA).await;
     sign_out(&client).await;
-    let (_, options) = post(&client, "/auth/passkey/options", Value::Null).await;
-    let credential = key.get(&options, &credential_id).unwrap();
+    let credential = answer(&client, &mut key, &credential_id).await;
     let (status, _) = post(
         &client,
         "/auth/passkey/login",
@@ -410,10 +420,7 @@ async fn a_challenge_verifies_once() {
         json!({"credential": credential}),
     )
     .await;
-    assert_eq!(
-        (status, &body["message"]),
-        (Status::UnprocessableEntity, &json!("passkey_failed"))
-    );
+    assert_refused(status, &body);
     // Nor does it answer a fresh challenge.
     let (status, _) = post(&client, "/auth/passkey/options", Value::Null).await;
     assert_eq!(status, Status::Ok);
@@ -433,8 +440,7 @@ async fn one_answer_sent_many_times_at_once_signs_in_once() {
     let (client, mut key, credential_id, _) = user_with_passkey(&app, ADA).await;
     let user_id = app.user_id(ADA).await;
     sign_out(&client).await;
-    let (_, options) = post(&client, "/auth/passkey/options", Value::Null).await;
-    let credential = key.get(&options, &credential_id).unwrap();
+    let credential = answer(&client, &mut key, &credential_id).await;
     // Eight instances, each handed the browser's cookies at once.
     let cookies: Vec<rocket::http::Cookie<'static>> = client.cookies().iter().cloned().collect();
     let mut instances = Vec::new();
@@ -510,10 +516,7 @@ async fn a_counter_that_goes_backwards_is_refused_and_recorded() {
         .await
         .unwrap();
     let (status, body) = passkey_sign_in(&client, &mut key, &credential_id).await;
-    assert_eq!(
-        (status, &body["message"]),
-        (Status::UnprocessableEntity, &json!("passkey_failed"))
-    );
+    assert_refused(status, &body);
     assert!(!signed_in(&client).await);
     assert_eq!(
         events(&app, user_id, "passkey_refused").await,
@@ -558,10 +561,7 @@ async fn a_removed_passkey_no_longer_signs_in() {
     assert_eq!(app.count("gatehouse_passkeys").await, 1, "Bob's stays");
     sign_out(&client).await;
     let (status, body) = passkey_sign_in(&client, &mut key, &credential_id).await;
-    assert_eq!(
-        (status, &body["message"]),
-        (Status::UnprocessableEntity, &json!("passkey_failed"))
-    );
+    assert_refused(status, &body);
     assert!(!signed_in(&client).await);
 }
 
@@ -593,10 +593,7 @@ async fn a_passkey_answers_the_second_step_and_only_the_pending_users_own() {
         json!({"credential": bobs_answer}),
     )
     .await;
-    assert_eq!(
-        (status, &body["message"]),
-        (Status::UnprocessableEntity, &json!("passkey_failed"))
-    );
+    assert_refused(status, &body);
     assert_eq!(events(&app, ada_id, "two_factor_failed").await.len(), 1);
     assert!(!signed_in(&ada).await);
 
@@ -659,10 +656,7 @@ async fn a_passkey_sign_in_is_guest_only_and_takes_a_credential() {
                                "response": {}}}),
     )
     .await;
-    assert_eq!(
-        (status, &body["message"]),
-        (Status::UnprocessableEntity, &json!("passkey_failed"))
-    );
+    assert_refused(status, &body);
 }
 
 #[rocket::async_test]
