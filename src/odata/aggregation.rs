@@ -12,7 +12,7 @@ use super::model::{Derived, EdmType, EntitySet, Model, Property};
 use super::query::{Aggregate, AggregateExpr, Apply, Method, OrderItem, Path, Transformation};
 use super::resolve::QueryError;
 use super::scopes::Scopes;
-use super::sql::{search_condition, Sql};
+use super::sql::{clamp, search_condition};
 use super::sql_expr::Writer;
 use super::typed::{check_condition, Typed};
 use crate::db::{Bind, Dialect};
@@ -93,7 +93,6 @@ pub(crate) fn derive<'m>(
         let grouped: Vec<String> = groups.iter().map(|g| w.property(&t0, g)).collect();
         text += &format!(" GROUP BY {}", grouped.join(", "));
     }
-    let finished = Sql::finish(text, w.binds, Dialect::Postgres);
     let key = properties
         .first()
         .map(|p| p.name.clone())
@@ -101,8 +100,8 @@ pub(crate) fn derive<'m>(
     let mut derived = EntitySet::new(&set.name, &set.table, &key).public(true);
     derived.properties = properties;
     derived.derived = Some(Derived {
-        text: finished.text,
-        binds: finished.binds,
+        text,
+        binds: w.binds,
     });
     let mut order: Vec<OrderItem> = groups
         .iter()
@@ -190,17 +189,12 @@ fn after(
         }
         _ => return Ok(rows),
     };
-    let finished = Sql::finish(text, w.binds, Dialect::Postgres);
     let mut next = rows;
     next.derived = Some(Derived {
-        text: finished.text,
-        binds: finished.binds,
+        text,
+        binds: w.binds,
     });
     Ok(next)
-}
-
-fn clamp(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// A property of the set's own rows named by a one-segment path.
