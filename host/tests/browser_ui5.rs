@@ -86,6 +86,49 @@ fn page() -> RawHtml<&'static str> {
     RawHtml(PAGE)
 }
 
+/// The page of a table UI5 groups by category, with a sum of prices per
+/// group and a grand total (`$$aggregation`, sent as `$apply`): it reads the
+/// first level, expands the first category, reads again, and leaves both in
+/// `window.ui5Result`.
+const AGGREGATION_PAGE: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>OData V4 model, aggregated</title>
+<script id="sap-ui-bootstrap" src="/resources/sap-ui-core.js"
+  data-sap-ui-async="true" data-sap-ui-compat-version="edge"></script>
+<script>
+sap.ui.require(["sap/ui/model/odata/v4/ODataModel"], function (ODataModel) {
+  var model = new ODataModel({ serviceUrl: "/odata/", operationMode: "Server" });
+  var list = model.bindList("/Items", undefined, [], [], {
+    $count: true,
+    $$aggregation: {
+      aggregate: { Total: { name: "price", with: "sum", grandTotal: true, subtotals: true } },
+      group: { category_id: {}, name: {} },
+      groupLevels: ["category_id"]
+    }
+  });
+  var rows = function (contexts) {
+    return contexts.map(function (c) {
+      var o = c.getObject();
+      return { level: o["@$ui5.node.level"], category_id: o.category_id, name: o.name,
+        Total: o.Total };
+    });
+  };
+  (async function () {
+    var first = await list.requestContexts(0, 20);
+    var level = rows(first);
+    var count = list.getHeaderContext().getProperty("$count");
+    var group = first.filter(function (c) { return c.getProperty("@$ui5.node.level") === 1; })[0];
+    await group.expand();
+    var expanded = rows(await list.requestContexts(0, 40));
+    window.ui5Result = { level: level, count: count, expanded: expanded };
+  })().catch(function (e) { window.ui5Result = { error: String(e && e.message || e) }; });
+});
+</script></head><body></body></html>"#;
+
+#[rocket::get("/ui5-aggregation")]
+fn aggregation_page() -> RawHtml<&'static str> {
+    RawHtml(AGGREGATION_PAGE)
+}
+
 /// OpenUI5's sources, or `None` (after saying why) when the test is skipped.
 fn ui5_sources() -> Option<PathBuf> {
     let dir = std::env::var_os("GATEHOUSE_UI5_DIR").map_or_else(
@@ -154,7 +197,7 @@ async fn serve(db: &TestDb, ui5: PathBuf) -> (String, rocket::Shutdown) {
         .merge(Toml::string(SETS));
     let rocket = gatehouse_host::rocket(figment)
         .mount("/resources", FileServer::from(ui5))
-        .mount("/", rocket::routes![page])
+        .mount("/", rocket::routes![page, aggregation_page])
         .ignite()
         .await
         .expect("the host ignites");
@@ -189,7 +232,12 @@ fn expected() -> (usize, Vec<i64>, Vec<i64>) {
 /// what it read.
 async fn read_with(browser: &Browser, group: Option<&str>) -> Value {
     let query = group.map_or(String::new(), |g| format!("?group={g}"));
-    browser.goto(&format!("/ui5-check{query}")).await;
+    read_page(browser, &format!("/ui5-check{query}")).await
+}
+
+/// Opens `page` and waits for what it read.
+async fn read_page(browser: &Browser, page: &str) -> Value {
+    browser.goto(page).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let result = browser
@@ -258,6 +306,55 @@ async fn the_odata_v4_model_reads_with_and_without_batching() {
             Some(_) => assert_eq!(batches, 0, "$direct sent a $batch: {read}"),
         }
     }
+    drop(browser);
+    shutdown.notify();
+}
+
+fn number(v: &Value) -> f64 {
+    match v {
+        Value::String(s) => s.parse().expect("a number"),
+        other => other.as_f64().expect("a number"),
+    }
+}
+
+#[tokio::test]
+async fn a_table_grouped_by_ui5_shows_the_groups_sums_and_grand_total() {
+    let (Some(tools), Some(ui5)) = (tools(), ui5_sources()) else {
+        return;
+    };
+    let db = TestDb::new().await;
+    fill(&db).await;
+    let (base, shutdown) = serve(&db, ui5).await;
+    let browser = Browser::open_at(&tools, &base, BrowserOptions::new(Js::On)).await;
+    let read = read_page(&browser, "/ui5-aggregation").await;
+    assert!(read.get("error").is_none(), "{read}");
+    let items = items();
+    let total: i64 = items.iter().map(|i| i.3).sum();
+    let level = read["level"].as_array().expect("rows");
+    // The grand total first, then one row per category in order.
+    assert_eq!(level.len(), 1 + CATEGORIES.len(), "{read}");
+    assert_eq!(level[0]["level"], json!(0), "{read}");
+    assert_eq!(number(&level[0]["Total"]), total as f64, "{read}");
+    for (row, (category, _)) in level[1..].iter().zip(CATEGORIES) {
+        let sum: i64 = items.iter().filter(|i| i.2 == category).map(|i| i.3).sum();
+        assert_eq!(row["level"], json!(1), "{row}");
+        assert_eq!(number(&row["category_id"]), category as f64, "{row}");
+        assert_eq!(number(&row["Total"]), sum as f64, "{row}");
+    }
+    // $count is the number of leaves: distinct (category, name).
+    assert_eq!(number(&read["count"]), items.len() as f64, "{read}");
+    // The first category expanded: its items, by name, under it.
+    let expanded = read["expanded"].as_array().expect("rows");
+    let mut members: Vec<&(i64, String, i64, i64)> =
+        items.iter().filter(|i| i.2 == CATEGORIES[0].0).collect();
+    members.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(expanded.len(), level.len() + members.len(), "{read}");
+    for (row, item) in expanded[2..].iter().zip(&members) {
+        assert_eq!(row["level"], json!(2), "{row}");
+        assert_eq!(row["name"], json!(item.1), "{row}");
+        assert_eq!(number(&row["Total"]), item.3 as f64, "{row}");
+    }
+    assert_eq!(expanded[2 + members.len()]["level"], json!(1), "{read}");
     drop(browser);
     shutdown.notify();
 }

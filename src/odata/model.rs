@@ -242,6 +242,9 @@ pub(crate) struct Derived {
     pub text: String,
     /// Its binds.
     pub binds: Vec<crate::db::Bind>,
+    /// For a `concat`, the properties each branch's rows carry, by branch
+    /// (the key column numbers a row's branch); else empty.
+    pub branches: Vec<Vec<String>>,
 }
 
 impl PartialEq for Derived {

@@ -98,6 +98,20 @@ pub(crate) fn resolve<'m>(
         Some(i) => (Some(i), vars[i].1, &segments[1..]),
         None => (None, root, segments),
     };
+    // An aggregated row's group across a navigation is one property of
+    // its derived set, named by the whole path.
+    if let Some(property) = root
+        .derived
+        .as_ref()
+        .and(scope.is_none().then_some(()))
+        .and_then(|_| root.find_property(&path.to_string()))
+    {
+        return Ok(Resolved {
+            scope,
+            hops: Vec::new(),
+            tail: Tail::Property(property),
+        });
+    }
     let Some((last, middle)) = rest.split_last() else {
         let msg = format!("'{first}' stands for an entity; name one of its properties");
         return Err(QueryError::new("not_a_property", target, msg));

@@ -96,6 +96,14 @@ impl<'m> Writer<'m> {
         }
     }
 
+    /// Numbers this statement's placeholders after `earlier`'s, whose
+    /// binds come first (a statement placed after others in one text).
+    pub fn after_binds(mut self, mut earlier: Vec<Bind>) -> Writer<'m> {
+        earlier.append(&mut self.binds);
+        self.binds = earlier;
+        self
+    }
+
     /// Renders conditions that filter rows (a `WHERE` clause's part),
     /// joined by `and`; `None` when there are none.
     pub fn condition(&mut self, all: &[&Typed<'m>]) -> Result<Option<String>, QueryError> {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use rocket::http::Status;
 use serde_json::Value;
 
-use crate::odata_fixture::{spawn_fixture, Thing, THINGS};
+use crate::odata_fixture::{spawn_fixture, Thing, CATEGORIES, THINGS};
 
 /// The groups of `THINGS` by `key`, in key order (None first).
 fn groups<K: Ord + Clone>(key: impl Fn(&Thing) -> K) -> BTreeMap<K, Vec<&'static Thing>> {
@@ -201,6 +201,141 @@ async fn options_and_paging_apply_to_the_aggregated_rows() {
 }
 
 #[rocket::async_test]
+async fn concat_answers_ui5s_leaves_grand_total_count_and_groups_in_turn() {
+    let app = spawn_fixture().await;
+    // What UI5's first request for a table with a group level, a grand
+    // total and $count sends.
+    let apply = "concat(groupby((category_id,name))/aggregate($count as UI5__leaves),\
+                 aggregate(qty with sum as Total),\
+                 groupby((category_id),aggregate(qty with sum as Total))\
+                 /concat(aggregate($count as UI5__count),top(2)))";
+    let answer = app
+        .odata(&format!("Things?$apply={apply}&IEEE754Compatible=true"))
+        .await;
+    answer.ok();
+    let rows = answer.value();
+    let groups = groups(|t| t.category_id);
+    let leaves = {
+        let mut pairs: Vec<(Option<i64>, &str)> =
+            THINGS.iter().map(|t| (t.category_id, t.name)).collect();
+        pairs.sort();
+        pairs.dedup();
+        pairs.len()
+    };
+    let sum = |things: &[&Thing]| -> Option<i64> {
+        let qty: Vec<i64> = things.iter().filter_map(|t| t.qty).collect();
+        (!qty.is_empty()).then(|| qty.iter().sum())
+    };
+    assert_eq!(rows.len(), 5, "{}", answer.body);
+    // Each row carries only its branch's properties.
+    let keys = |row: &Value| -> Vec<String> {
+        let mut keys: Vec<String> = row.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(keys(&rows[0]), ["UI5__leaves"], "{}", answer.body);
+    assert_eq!(number(&rows[0]["UI5__leaves"]), Some(leaves as f64));
+    assert_eq!(keys(&rows[1]), ["Total"], "{}", answer.body);
+    let all: Vec<&Thing> = THINGS.iter().collect();
+    assert_eq!(number(&rows[1]["Total"]), sum(&all).map(|n| n as f64));
+    assert_eq!(keys(&rows[2]), ["UI5__count"], "{}", answer.body);
+    assert_eq!(number(&rows[2]["UI5__count"]), Some(groups.len() as f64));
+    for (row, (category, things)) in rows[3..].iter().zip(&groups) {
+        assert_eq!(keys(row), ["Total", "category_id"], "{row}");
+        assert_eq!(row["category_id"].as_i64(), *category, "{row}");
+        assert_eq!(
+            number(&row["Total"]),
+            sum(things).map(|n| n as f64),
+            "{row}"
+        );
+    }
+    // The next level, as UI5 asks for one group's rows.
+    let answer = app
+        .odata("Things?$apply=filter(category_id eq 1)/groupby((name),aggregate(qty with sum as Total))&$count=true&$skip=0&$top=100")
+        .await;
+    answer.ok();
+    let mut names: Vec<&str> = THINGS
+        .iter()
+        .filter(|t| t.category_id == Some(1))
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    names.dedup();
+    let rows = answer.value();
+    let got: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(got, names, "{}", answer.body);
+    assert_eq!(
+        answer.json()["@odata.count"].as_i64(),
+        Some(names.len() as i64)
+    );
+    // Paged by the server, the branches keep their order.
+    let answer = app
+        .odata_with(
+            &format!("Things?$apply={apply}"),
+            &[("Prefer", "odata.maxpagesize=2")],
+        )
+        .await;
+    answer.ok();
+    let next = answer.next_link().expect("a next link");
+    let second = app
+        .follow(&next, &[("Prefer", "odata.maxpagesize=2")])
+        .await;
+    second.ok();
+    assert_eq!(keys(&second.value()[0]), ["UI5__count"], "{}", second.body);
+}
+
+#[rocket::async_test]
+async fn groups_across_a_navigation_are_nested_objects() {
+    let app = spawn_fixture().await;
+    let answer = app
+        .odata("Things?$apply=groupby((category/name),aggregate($count as N))")
+        .await;
+    answer.ok();
+    let mut expected: BTreeMap<Option<&str>, i64> = BTreeMap::new();
+    for t in THINGS {
+        let name = CATEGORIES
+            .iter()
+            .find(|c| Some(c.id) == t.category_id)
+            .map(|c| c.name);
+        *expected.entry(name).or_default() += 1;
+    }
+    let rows = answer.value();
+    let got: Vec<(Option<&str>, i64)> = rows
+        .iter()
+        .map(|r| (r["category"]["name"].as_str(), r["N"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        expected.into_iter().collect::<Vec<_>>(),
+        "{}",
+        answer.body
+    );
+    // Ordered and filtered by the path over the aggregated rows.
+    let answer = app
+        .odata("Things?$apply=groupby((category/name,category_id))&$orderby=category/name desc&$filter=category/name ne null")
+        .await;
+    answer.ok();
+    let rows = answer.value();
+    let mut names: Vec<&str> = CATEGORIES
+        .iter()
+        .filter(|c| THINGS.iter().any(|t| t.category_id == Some(c.id)))
+        .map(|c| c.name)
+        .collect();
+    names.sort();
+    names.reverse();
+    let got: Vec<&str> = rows
+        .iter()
+        .map(|r| r["category"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, names, "{}", answer.body);
+    for row in rows {
+        let id = row["category_id"].as_i64();
+        let name = CATEGORIES.iter().find(|c| Some(c.id) == id).map(|c| c.name);
+        assert_eq!(row["category"]["name"].as_str(), name, "{row}");
+    }
+}
+
+#[rocket::async_test]
 async fn what_cannot_be_aggregated_is_400_naming_apply() {
     let app = spawn_fixture().await;
     for apply in [
@@ -212,6 +347,13 @@ async fn what_cannot_be_aggregated_is_400_naming_apply() {
         "filter(qty eq 'x')/aggregate($count as N)",
         "groupby((name))/orderby(nope)",
         "groupby((name),aggregate($count as N))/filter(qty gt 1)",
+        "groupby((items/name))",
+        "groupby((name,name))",
+        "groupby((category/nope))",
+        "concat(aggregate($count as N),aggregate(name with max as N))",
+        "concat(aggregate($count as N),top(1))",
+        "concat(aggregate($count as N),groupby((name)))/top(1)",
+        "groupby((name),filter(qty gt 1))",
     ] {
         app.odata(&format!("Things?$apply={apply}"))
             .await

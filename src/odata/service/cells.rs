@@ -31,7 +31,7 @@ impl Column {
     /// Writes the prefix, then the value `value` writes, as a string when
     /// [`quoted`](Self::quoted).
     #[inline]
-    fn write(
+    pub(super) fn write(
         &self,
         out: &mut Vec<u8>,
         value: impl FnOnce(&mut Vec<u8>) -> Result<(), ODataError>,

@@ -9,6 +9,7 @@
 mod access;
 mod answer;
 mod batch;
+mod branches;
 mod cells;
 mod ctx;
 mod expansion;

@@ -233,13 +233,18 @@ impl<'m> Ctx<'m> {
             }),
             false => None,
         };
-        let layout = Layout::new(
+        let mut layout = Layout::new(
             selected,
             &source.set.key,
             internal_types(expansions),
             None,
             self.numbers,
         );
+        if let Some(branches) = source.set.derived.as_ref().map(|d| &d.branches) {
+            if !branches.is_empty() {
+                layout = layout.branching(selected, branches, self.numbers);
+            }
+        }
         let fetch = Fetch {
             restriction: source.restriction.as_ref(),
             per_value: false,

@@ -24,11 +24,54 @@ pub enum Prefix {
 }
 
 impl Prefix {
-    /// The prefix of property `name`, the first of its object or not.
-    pub fn new(name: &str, first: bool) -> Prefix {
-        let mut bytes = vec![if first { b'{' } else { b',' }];
-        write_str(&mut bytes, name);
-        bytes.push(b':');
+    /// The prefixes of properties named `names`, in order, as members of
+    /// one JSON object, and what closes the objects left open after the
+    /// last. A name with `/` (`category/name`, an aggregated row's group
+    /// across a navigation) is a member of nested objects, one per
+    /// navigation: names sharing navigations must come together.
+    pub fn object<'a>(names: impl IntoIterator<Item = &'a str>) -> (Vec<Prefix>, Vec<u8>) {
+        let mut open: Vec<&str> = Vec::new();
+        let mut prefixes = Vec::new();
+        // Whether the innermost open object has no member yet.
+        let mut empty = true;
+        for (i, name) in names.into_iter().enumerate() {
+            let mut bytes = Vec::new();
+            if i == 0 {
+                bytes.push(b'{');
+            }
+            let segments: Vec<&str> = name.split('/').collect();
+            let (leaf, navigations) = segments.split_last().unwrap_or((&"", &[]));
+            let shared = open
+                .iter()
+                .zip(navigations)
+                .take_while(|(a, b)| a == b)
+                .count();
+            while open.len() > shared {
+                bytes.push(b'}');
+                open.pop();
+                empty = false;
+            }
+            for navigation in &navigations[shared..] {
+                if !empty {
+                    bytes.push(b',');
+                }
+                write_str(&mut bytes, navigation);
+                bytes.extend_from_slice(b":{");
+                open.push(navigation);
+                empty = true;
+            }
+            if !empty {
+                bytes.push(b',');
+            }
+            write_str(&mut bytes, leaf);
+            bytes.push(b':');
+            empty = false;
+            prefixes.push(Prefix::raw(bytes));
+        }
+        (prefixes, vec![b'}'; open.len()])
+    }
+
+    fn raw(bytes: Vec<u8>) -> Prefix {
         let mut short = [0; SHORT];
         match short.get_mut(..bytes.len()) {
             Some(head) => {
@@ -56,6 +99,14 @@ impl Prefix {
 mod tests {
     use super::Prefix;
 
+    /// The prefix of property `name`, the first of its object or not.
+    fn new(name: &str, first: bool) -> Prefix {
+        match first {
+            true => Prefix::object([name]).0.remove(0),
+            false => Prefix::object(["a", name]).0.remove(1),
+        }
+    }
+
     fn written(prefix: &Prefix) -> String {
         let mut out = b"[".to_vec();
         prefix.write(&mut out);
@@ -65,13 +116,13 @@ mod tests {
 
     #[test]
     fn a_prefix_is_its_name_as_a_json_string_then_a_colon() {
-        assert_eq!(written(&Prefix::new("ID", true)), r#"[{"ID":{"ID":"#);
+        assert_eq!(written(&new("ID", true)), r#"[{"ID":{"ID":"#);
         assert_eq!(
-            written(&Prefix::new("category", false)),
+            written(&new("category", false)),
             r#"[,"category":,"category":"#
         );
         assert_eq!(
-            written(&Prefix::new("say \"hé\"", false)),
+            written(&new("say \"hé\"", false)),
             r#"[,"say \"hé\"":,"say \"hé\"":"#
         );
     }
@@ -81,11 +132,37 @@ mod tests {
         for n in 25..=35 {
             let name = "n".repeat(n);
             let one = format!(",\"{name}\":");
-            assert_eq!(
-                written(&Prefix::new(&name, false)),
-                format!("[{one}{one}"),
-                "{n}"
-            );
+            assert_eq!(written(&new(&name, false)), format!("[{one}{one}"), "{n}");
+        }
+    }
+
+    /// The object `Prefix::object` lays out, with `1`, `2`, … as values.
+    fn object(names: &[&str]) -> String {
+        let (prefixes, suffix) = Prefix::object(names.iter().copied());
+        let mut out = Vec::new();
+        for (i, prefix) in prefixes.iter().enumerate() {
+            prefix.write(&mut out);
+            out.extend_from_slice((i + 1).to_string().as_bytes());
+        }
+        out.extend_from_slice(&suffix);
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn names_with_navigations_nest_in_objects() {
+        assert_eq!(object(&["a", "b"]), r#"{"a":1,"b":2"#);
+        assert_eq!(
+            object(&["c/name", "c/id", "n"]),
+            r#"{"c":{"name":1,"id":2},"n":3"#
+        );
+        assert_eq!(object(&["n", "c/name"]), r#"{"n":1,"c":{"name":2}"#);
+        assert_eq!(
+            object(&["c/p/name", "c/id", "d/x"]),
+            r#"{"c":{"p":{"name":1},"id":2},"d":{"x":3}"#
+        );
+        for names in [&["a", "b"][..], &["x/y"], &["c/name", "c/id", "n"]] {
+            let json = format!("{}}}", object(names));
+            serde_json::from_str::<serde_json::Value>(&json).expect(&json);
         }
     }
 }

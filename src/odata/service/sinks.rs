@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use super::branches::Branches;
 use super::cells::{Cells, Column};
 use super::prefix::Prefix;
 use super::reply::{Chunk, ODataError, CHUNK_BYTES};
@@ -75,6 +76,10 @@ pub struct Layout {
     /// Each property: what precedes its value, its type, whether it is
     /// quoted.
     properties: Vec<Column>,
+    /// What closes the nested objects the last property leaves open.
+    suffix: Vec<u8>,
+    /// The properties each row carries when they depend on the row.
+    branches: Option<Branches>,
     key_index: usize,
     key_type: EdmType,
     /// Types of the internal columns (for reading them as literals).
@@ -94,11 +99,12 @@ impl Layout {
         parent: Option<EdmType>,
         numbers: Numbers,
     ) -> Layout {
-        let prefixes = properties
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Column {
-                prefix: Prefix::new(&p.name, i == 0),
+        let (prefixes, suffix) = Prefix::object(properties.iter().map(|p| p.name.as_str()));
+        let prefixes = prefixes
+            .into_iter()
+            .zip(properties)
+            .map(|(prefix, p)| Column {
+                prefix,
                 edm: p.edm_type,
                 quoted: numbers.quotes(p.edm_type),
             })
@@ -109,6 +115,8 @@ impl Layout {
             .map_or(EdmType::Int64, |p| p.edm_type);
         Layout {
             properties: prefixes,
+            suffix,
+            branches: None,
             key_index,
             key_type,
             internal,
@@ -116,12 +124,30 @@ impl Layout {
         }
     }
 
+    /// The same layout for rows of a `concat`'s branches, the key naming
+    /// each row's branch: a row carries those of `properties` (the
+    /// layout's) its branch has.
+    pub fn branching(
+        mut self,
+        properties: &[&Property],
+        branches: &[Vec<String>],
+        numbers: Numbers,
+    ) -> Layout {
+        self.branches = Some(Branches::new(properties, branches, numbers));
+        self
+    }
+
     /// Writes `row`'s properties as an open JSON object onto `out`.
     pub fn write_open(&self, out: &mut Vec<u8>, row: &dyn Cells) -> Result<(), ODataError> {
+        if let Some(branches) = &self.branches {
+            return branches.write(out, row, self.key_index);
+        }
         if self.properties.is_empty() {
             out.push(b'{');
         }
-        row.write_properties(&self.properties, out)
+        row.write_properties(&self.properties, out)?;
+        out.extend_from_slice(&self.suffix);
+        Ok(())
     }
 
     /// The whole entity of `row`, kept open for expansions.
