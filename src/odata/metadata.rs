@@ -34,7 +34,7 @@ const APPLY_SUPPORTED: &str = concat!(
     r#"<PropertyValue Property="Transformations"><Collection>"#,
     "<String>filter</String><String>search</String><String>groupby</String>",
     "<String>aggregate</String><String>orderby</String><String>top</String>",
-    "<String>skip</String>",
+    "<String>skip</String><String>concat</String><String>identity</String>",
     "</Collection></PropertyValue>",
     r#"<PropertyValue Property="Rollup" EnumMember="Aggregation.RollupType/None"/>"#,
     "</Record></Annotation>"
