@@ -261,6 +261,12 @@ pub struct ODataSettings {
     pub max_connections: u32,
     /// Requests one `$batch` may carry; more are refused (400).
     pub batch_max: usize,
+    /// PostgreSQL streaming replicas OData reads of host sets are spread
+    /// over (URLs as `databases.main.url`); none: the primary serves.
+    pub replicas: Vec<String>,
+    /// A replica whose replay is further behind the primary than this is
+    /// skipped (milliseconds).
+    pub max_replica_lag_ms: u64,
 }
 
 impl Default for ODataSettings {
@@ -271,6 +277,8 @@ impl Default for ODataSettings {
             statement_timeout_ms: 5000,
             max_connections: 8,
             batch_max: 100,
+            replicas: Vec::new(),
+            max_replica_lag_ms: 2000,
         }
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{add_user, cli, gatehouse, TestDb, PASSWORD};
+use common::{add_user, cli, gatehouse, run, TestDb, PASSWORD};
 use reqwest::header::{ACCEPT, COOKIE, RETRY_AFTER, SET_COOKIE};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
@@ -45,6 +45,11 @@ fn free_port() -> u16 {
 impl Server {
     /// Starts `gatehouse serve` on a free port, on `db`; not yet ready.
     fn spawn(db: &TestDb, name: &'static str) -> Self {
+        Self::spawn_with(db, name, &[])
+    }
+
+    /// As [`Server::spawn`], with `env` added to the process's environment.
+    fn spawn_with(db: &TestDb, name: &'static str, env: &[(&str, String)]) -> Self {
         let port = free_port();
         let base = format!("http://127.0.0.1:{port}");
         let stdout_log = db.dir().join(format!("{name}-{port}.stdout.log"));
@@ -57,6 +62,9 @@ impl Server {
             .env("ROCKET_BASE_URL", &base)
             .stdout(Stdio::from(File::create(&stdout_log).expect("stdout log")))
             .stderr(Stdio::from(File::create(&stderr_log).expect("stderr log")));
+        for (key, value) in env {
+            command.env(key, value);
+        }
         let child = command
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start instance {name}: {e}"));
@@ -422,4 +430,26 @@ async fn start_up_says_once_that_passkeys_are_off_on_an_ip_address() {
         "one line saying why:\n{logs}"
     );
     assert!(logs.contains("IP address"), "{logs}");
+}
+
+#[tokio::test]
+async fn odata_replicas_are_named_at_start_on_postgresql_and_refused_elsewhere() {
+    let db = database_with_user("ada@example.org").await;
+    // A replica nobody serves: PostgreSQL starts without it.
+    let replica = format!("postgres://postgres@127.0.0.1:{}/test", free_port());
+    let odata = format!("{{replicas=[\"{replica}\"]}}");
+    if db.url.starts_with("postgres") {
+        let http = http_client();
+        let mut server = Server::spawn_with(&db, "replicas", &[("ROCKET_ODATA", odata)]);
+        server.wait_ready(&http).await;
+        let logs = server.logs();
+        assert!(
+            logs.contains("OData reads on 1 replica(s)") && logs.contains("(not in use yet)"),
+            "start-up says how the replica stands:\n{logs}"
+        );
+        return;
+    }
+    let mut command = gatehouse(&db);
+    command.arg("serve").env("ROCKET_ODATA", odata);
+    run(command, None).assert_failure(&["`odata.replicas` is served on PostgreSQL only"]);
 }

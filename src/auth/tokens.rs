@@ -57,10 +57,9 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<StoredToken>, DbError>
         dialect.epoch_of("created_at"),
         dialect.epoch_of("last_used_at"),
     );
-    let rows = sqlx::query(&dialect.placeholders(&sql))
-        .bind(TOKENABLE_TYPE)
-        .bind(user_id)
-        .fetch_all(db.pool())
+    let sql = dialect.placeholders(&sql);
+    let rows = db
+        .fetch_all(sqlx::query(&sql).bind(TOKENABLE_TYPE).bind(user_id))
         .await?;
     rows.iter()
         .map(|row| {

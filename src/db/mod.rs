@@ -7,12 +7,14 @@
 mod dialect;
 mod each;
 mod expressions;
+mod failover;
 mod migrate;
 mod my_text;
 mod mysql;
 pub(crate) mod pg_text;
 mod postgres;
 mod reader;
+mod replicas;
 mod schema;
 mod server_url;
 
@@ -23,8 +25,13 @@ pub use my_text::Temporal as MyTemporal;
 pub use mysql::MySqlReads;
 pub use postgres::{raw as pg_raw, PgReads};
 pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
+pub use replicas::Replicas;
 pub use schema::{table_columns, Column, SqlType};
 
+use failover::{Hosts, Primary};
+
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
@@ -108,6 +115,9 @@ pub struct DbPool {
     /// statement under the read timeout; `None` for an in-memory SQLite
     /// database, which no other connection can open.
     reads: Option<Reads>,
+    /// Which of several PostgreSQL hosts accepts writes, when the URL
+    /// names several.
+    primary: Option<Arc<Primary>>,
 }
 
 impl std::fmt::Debug for DbPool {
@@ -175,7 +185,7 @@ impl rocket_db_pools::Pool for DbPool {
     }
 
     async fn get(&self) -> Result<Self::Connection, DbError> {
-        self.pool.acquire().await
+        self.gated(self.pool.acquire()).await
     }
 
     async fn close(&self) {
@@ -253,6 +263,18 @@ impl Db {
     pub fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
         Ok(Self(self.0.with_reads(limits)?))
     }
+
+    /// The same database with its bulk reads (OData) spread over
+    /// `replicas` while they are healthy; PostgreSQL only (other engines'
+    /// reads are unchanged).
+    pub fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
+        Self(self.0.with_replicas(replicas))
+    }
+
+    /// The same database with its bulk reads on the primary alone.
+    pub fn on_primary(&self) -> Self {
+        Self(self.0.on_primary())
+    }
 }
 
 impl DbPool {
@@ -291,12 +313,49 @@ impl DbPool {
             }
             Dialect::Postgres => {}
         }
+        let Some(hosts) = Hosts::parse(url) else {
+            return Ok(Self {
+                pool: options.connect(url).await?,
+                dialect,
+                url: url.into(),
+                reads: None,
+                primary: None,
+            });
+        };
+        let Some(found) = hosts.find_writable().await else {
+            let msg = "none of the hosts `databases.main.url` names accepts writes";
+            return Err(sqlx::Error::Configuration(msg.into()));
+        };
+        let pool = options.connect(hosts.url(found)).await?;
+        let primary = Arc::new(Primary::new(hosts, found));
+        tokio::spawn(primary.clone().watch(pool.clone()));
         Ok(Self {
-            pool: options.connect(url).await?,
+            pool,
             dialect,
             url: url.into(),
             reads: None,
+            primary: Some(primary),
         })
+    }
+
+    /// Runs `op` on the pool unless no host is known to accept writes; ends
+    /// it as soon as that happens. Either way the error is `PoolTimedOut`
+    /// (503 with `Retry-After`), not a wait for the pool's timeout.
+    async fn gated<T>(&self, op: impl Future<Output = Result<T, DbError>>) -> Result<T, DbError> {
+        let Some(primary) = &self.primary else {
+            return op.await;
+        };
+        if !primary.is_known() {
+            return Err(sqlx::Error::PoolTimedOut);
+        }
+        let done = tokio::select! {
+            done = op => done,
+            () = primary.lost() => Err(sqlx::Error::PoolTimedOut),
+        };
+        if done.as_ref().is_err_and(is_unavailable) {
+            primary.suspect();
+        }
+        done
     }
 
     fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
@@ -313,6 +372,36 @@ impl DbPool {
         })
     }
 
+    /// The same pool with bulk reads spread over `replicas` (PostgreSQL).
+    fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
+        let reads = match &self.reads {
+            Some(Reads::Postgres(reads)) => Some(Reads::Postgres(reads.with_replicas(replicas))),
+            other => other.clone(),
+        };
+        Self {
+            reads,
+            ..self.clone()
+        }
+    }
+
+    /// The same pool with bulk reads on the primary alone.
+    fn on_primary(&self) -> Self {
+        let reads = match &self.reads {
+            Some(Reads::Postgres(reads)) => Some(Reads::Postgres(reads.on_primary())),
+            other => other.clone(),
+        };
+        Self {
+            reads,
+            ..self.clone()
+        }
+    }
+
+    /// Begins a transaction (as `pool().begin()`, under the same watch of
+    /// the primary as every statement).
+    pub async fn begin(&self) -> Result<sqlx::Transaction<'static, Any>, DbError> {
+        self.gated(self.pool.begin()).await
+    }
+
     /// The connections bulk reads (OData) use; `None` for an in-memory
     /// SQLite database, on which the OData service refuses to start.
     pub(crate) fn reads(&self) -> Option<&Reads> {
@@ -322,6 +411,11 @@ impl DbPool {
     /// Runs the migration set of this dialect.
     pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
         migrate::run(self).await
+    }
+
+    /// Where the pool connects (never printed: it may hold a password).
+    pub(crate) fn url(&self) -> &str {
+        &self.url
     }
 
     /// The SQL dialect of this database.
@@ -351,7 +445,7 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<Option<AnyRow>, DbError> {
-        query.fetch_optional(&self.pool).await
+        self.gated(query.fetch_optional(&self.pool)).await
     }
 
     /// Fetches every row.
@@ -359,7 +453,7 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<Vec<AnyRow>, DbError> {
-        query.fetch_all(&self.pool).await
+        self.gated(query.fetch_all(&self.pool)).await
     }
 
     /// Runs `insert` (an `INSERT` with `$n` placeholders, bound by `bind`)
@@ -375,14 +469,17 @@ impl DbPool {
     where
         E: Executor<'c, Database = Any>,
     {
-        if self.dialect.has_returning() {
-            let returning = format!("{insert} RETURNING id");
-            let row = bind(sqlx::query(&returning)).fetch_one(executor).await?;
-            return row.try_get("id");
-        }
-        let insert = self.dialect.placeholders(insert);
-        let done = bind(sqlx::query(&insert)).execute(executor).await?;
-        done.last_insert_id().ok_or(sqlx::Error::RowNotFound)
+        self.gated(async {
+            if self.dialect.has_returning() {
+                let returning = format!("{insert} RETURNING id");
+                let row = bind(sqlx::query(&returning)).fetch_one(executor).await?;
+                return row.try_get("id");
+            }
+            let insert = self.dialect.placeholders(insert);
+            let done = bind(sqlx::query(&insert)).execute(executor).await?;
+            done.last_insert_id().ok_or(sqlx::Error::RowNotFound)
+        })
+        .await
     }
 
     /// Runs a statement and answers how many rows it touched.
@@ -390,7 +487,7 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<u64, DbError> {
-        Ok(query.execute(&self.pool).await?.rows_affected())
+        Ok(self.gated(query.execute(&self.pool)).await?.rows_affected())
     }
 }
 

@@ -10,6 +10,7 @@
 //! fails its first step and the statement runs again on another).
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{
@@ -19,6 +20,8 @@ use futures::TryStreamExt;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{NoTls, Row, RowStream};
 
+use super::failover::Hosts;
+use super::replicas::Replicas;
 use super::server_url::ServerUrl;
 use super::{Bind, ReadError, ReadFailure, ReadLimits};
 
@@ -29,10 +32,12 @@ const STATEMENTS_KEPT: usize = 256;
 /// How long a statement waits for a connection, and for a new one to open.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The bulk-read connections to one PostgreSQL database.
+/// The bulk-read connections to one PostgreSQL database, and the
+/// replicas that take its reads when there are some.
 #[derive(Clone)]
 pub struct PgReads {
     pool: Pool,
+    replicas: Option<Arc<Replicas>>,
 }
 
 impl std::fmt::Debug for PgReads {
@@ -51,7 +56,7 @@ impl PgReads {
     /// on demand, so a database that is down at start does not stop the
     /// process.
     pub fn new(url: &str, limits: ReadLimits) -> Result<PgReads, ReadError> {
-        let mut config = config(url)?;
+        let mut config = client_config(url)?;
         // The timeout rides on the connection's start-up options, after
         // any the URL gave (such as a `search_path`).
         let timeout = format!("-c statement_timeout={}", limits.statement_timeout_ms);
@@ -77,15 +82,51 @@ impl PgReads {
             .create_timeout(Some(ACQUIRE_TIMEOUT))
             .build()
             .map_err(|e| ReadError::Pool(e.to_string()))?;
-        Ok(PgReads { pool })
+        Ok(PgReads {
+            pool,
+            replicas: None,
+        })
     }
 
-    /// Runs `text` (with `$n` placeholders) bound to `binds`; its rows come
-    /// as the server sends them. The statement is prepared once per
-    /// connection. A connection that turns out lost on the first step is
-    /// dropped and the statement runs again, once per connection that was
-    /// idle.
+    /// The same reads, spread over `replicas` while they are healthy.
+    pub fn with_replicas(&self, replicas: Arc<Replicas>) -> PgReads {
+        PgReads {
+            replicas: Some(replicas),
+            ..self.clone()
+        }
+    }
+
+    /// The same reads, on the primary alone.
+    pub fn on_primary(&self) -> PgReads {
+        PgReads {
+            replicas: None,
+            ..self.clone()
+        }
+    }
+
+    /// Runs `text` (with `$n` placeholders) bound to `binds`, on a healthy
+    /// replica when there is one, else on the primary; its rows come as the
+    /// server sends them. A replica that cannot be reached is skipped and
+    /// the statement runs on the primary.
     pub async fn query(&self, text: &str, binds: &[Bind]) -> Result<PgRows, ReadError> {
+        if let Some((i, replica)) = self.replicas.as_ref().and_then(|r| r.pick()) {
+            match replica.query_here(text, binds).await {
+                Err(e) if e.failure() == ReadFailure::Unavailable => {
+                    if let Some(replicas) = &self.replicas {
+                        replicas.skip(i, &e);
+                    }
+                }
+                answered => return answered,
+            }
+        }
+        self.query_here(text, binds).await
+    }
+
+    /// Runs `text` on this pool's server. The statement is prepared once
+    /// per connection. A connection that turns out lost on the first step
+    /// is dropped and the statement runs again, once per connection that
+    /// was idle.
+    async fn query_here(&self, text: &str, binds: &[Bind]) -> Result<PgRows, ReadError> {
         let mut retries = self.pool.status().available;
         loop {
             let conn = self.pool.get().await?;
@@ -110,8 +151,28 @@ impl PgReads {
 /// The client's settings from sqlx's URL: where to connect, who as, and of
 /// its parameters `host` (a socket directory), `options`,
 /// `application_name`, `sslmode` and `connect_timeout`; sqlx's own ones are
-/// left to sqlx.
-fn config(url: &str) -> Result<tokio_postgres::Config, ReadError> {
+/// left to sqlx. A URL naming several hosts connects to the one that
+/// accepts writes.
+pub(super) fn client_config(url: &str) -> Result<tokio_postgres::Config, ReadError> {
+    let Some(hosts) = Hosts::parse(url) else {
+        return single_host(url);
+    };
+    let mut config = single_host(hosts.url(0))?;
+    for i in 1..hosts.len() {
+        let other = single_host(hosts.url(i))?;
+        if let (Some(host), Some(port)) = (other.get_hosts().first(), other.get_ports().first()) {
+            match host {
+                tokio_postgres::config::Host::Tcp(name) => config.host(name),
+                tokio_postgres::config::Host::Unix(path) => config.host_path(path),
+            };
+            config.port(*port);
+        }
+    }
+    config.target_session_attrs(tokio_postgres::config::TargetSessionAttrs::ReadWrite);
+    Ok(config)
+}
+
+fn single_host(url: &str) -> Result<tokio_postgres::Config, ReadError> {
     use tokio_postgres::config::SslMode;
     let url = ServerUrl::parse(url).ok_or_else(|| ReadError::Pool("not a URL".into()))?;
     let mut config = tokio_postgres::Config::new();
@@ -297,7 +358,7 @@ impl<'a> FromSql<'a> for RawValue<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{config, PgReads};
+    use super::{client_config, PgReads};
     use crate::db::ReadLimits;
 
     #[tokio::test]
@@ -314,7 +375,7 @@ mod tests {
 
     #[test]
     fn a_url_with_sqlx_parameters_gives_the_client_its_settings() {
-        let config = config(
+        let config = client_config(
             "postgres://app:secret@db.example:6432/gate?sslmode=disable\
              &statement-cache-capacity=10&options=-c%20search_path%3Dgh_test_x",
         )
@@ -324,5 +385,29 @@ mod tests {
         assert_eq!(config.get_dbname(), Some("gate"));
         assert_eq!(config.get_ports(), [6432]);
         assert_eq!(config.get_options(), Some("-c search_path=gh_test_x"));
+    }
+
+    #[test]
+    fn a_url_with_several_hosts_connects_where_writes_are_accepted() {
+        use tokio_postgres::config::{Host, TargetSessionAttrs};
+        let config = client_config(
+            "postgres://app:secret@db-a:5432,db-b:5433/gate?target_session_attrs=read-write",
+        )
+        .expect("several hosts");
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                Host::Tcp(name) => name.clone(),
+                Host::Unix(path) => path.display().to_string(),
+            })
+            .collect();
+        assert_eq!(hosts, ["db-a", "db-b"]);
+        assert_eq!(config.get_ports(), [5432, 5433]);
+        assert_eq!(config.get_dbname(), Some("gate"));
+        assert_eq!(
+            config.get_target_session_attrs(),
+            TargetSessionAttrs::ReadWrite
+        );
     }
 }

@@ -47,9 +47,10 @@ pub enum SqlType {
 /// The columns of `table` in table order; none when there is no such table.
 pub async fn table_columns(db: &Db, table: &str) -> Result<Vec<Column>, DbError> {
     let rows = db
-        .query(db.dialect().table_columns_sql())
-        .bind(table.to_owned())
-        .fetch_all(db.pool())
+        .fetch_all(
+            db.query(db.dialect().table_columns_sql())
+                .bind(table.to_owned()),
+        )
         .await?;
     rows.iter()
         .map(|row| {

@@ -2,6 +2,9 @@
 
 use super::{parse_filter, Caller, EdmType, EntitySet, Expr, Literal, Property, Scope};
 
+/// The table the security activity log is kept in.
+pub(crate) const TABLE: &str = "gatehouse_security_events";
+
 /// `SecurityEvents`, over `gatehouse_security_events`: `id` (key),
 /// `occurred_at` (UTC), `event` (see [`AuthEvent::code`]), `user_id`,
 /// `ip_address`, `user_agent` and `detail`.
@@ -23,7 +26,7 @@ use super::{parse_filter, Caller, EdmType, EntitySet, Expr, Literal, Property, S
 /// [`AuthEvent::code`]: crate::AuthEvent::code
 pub fn security_events() -> EntitySet {
     use EdmType::*;
-    EntitySet::new("SecurityEvents", "gatehouse_security_events", "id")
+    EntitySet::new("SecurityEvents", TABLE, "id")
         .property(Property::new("id", Int64).not_null())
         .property(Property::new("occurred_at", DateTimeOffset).not_null())
         .property(Property::new("event", String).not_null())

@@ -13,6 +13,7 @@ use gatehouse::db::Db;
 use sqlx::Row;
 
 mod database;
+pub mod pg_cluster;
 #[allow(unused_imports)] // each test binary uses its own subset
 pub use database::{server_url, TestDb};
 

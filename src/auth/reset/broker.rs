@@ -22,7 +22,7 @@ pub async fn issue(
 ) -> Result<Option<SecretToken>, DbError> {
     let d = db.dialect();
     let token = SecretToken::generate();
-    let mut tx = db.pool().begin().await?;
+    let mut tx = db.begin().await?;
     // Only a token past the quiet period makes way for a new one.
     let stale = format!(
         "DELETE FROM password_reset_tokens WHERE email = $1 \

@@ -118,10 +118,7 @@ impl ResetRequests {
              WHERE run_after <= $1 ORDER BY id LIMIT {BATCH}"
         );
         let limit = self.db.dialect().placeholders(&limit);
-        let rows = sqlx::query(&limit)
-            .bind(now)
-            .fetch_all(self.db.pool())
-            .await?;
+        let rows = self.db.fetch_all(sqlx::query(&limit).bind(now)).await?;
         let mut claimed = Vec::with_capacity(rows.len());
         for row in rows {
             let request = Request {

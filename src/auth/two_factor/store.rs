@@ -111,7 +111,7 @@ pub async fn confirm(
         "UPDATE gatehouse_two_factor SET confirmed_at = {now}, last_step = $1, \
          updated_at = {now} WHERE user_id = $2 AND confirmed_at IS NULL"
     );
-    let mut tx = db.pool().begin().await?;
+    let mut tx = db.begin().await?;
     let activated = sqlx::query(&d.placeholders(&activate))
         .bind(step)
         .bind(user_id)
@@ -158,7 +158,7 @@ pub async fn replace_recovery_codes(
     code_hashes: &[String],
 ) -> Result<bool, DbError> {
     let d = db.dialect();
-    let mut tx = db.pool().begin().await?;
+    let mut tx = db.begin().await?;
     // Locks the user's row, so two renewals at once leave one set, not both.
     let touch = format!(
         "UPDATE gatehouse_two_factor SET updated_at = {} \
@@ -247,7 +247,7 @@ pub async fn remaining_recovery_codes(db: &Db, user_id: i64) -> Result<u64, DbEr
 /// in one transaction. `false` if there was no row.
 pub async fn disable(db: &Db, user_id: i64) -> Result<bool, DbError> {
     let d = db.dialect();
-    let mut tx = db.pool().begin().await?;
+    let mut tx = db.begin().await?;
     // The user's row first, as every other transaction here takes it: two of
     // them on one user wait for each other instead of deadlocking.
     let deleted = sqlx::query(d.static_placeholders(

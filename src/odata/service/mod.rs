@@ -30,7 +30,7 @@ pub use rows::run;
 pub use sinks::{BodySink, Layout, Sink};
 pub use values::{Cell, Numbers};
 
-use super::model::Model;
+use super::model::{EntitySet, Model};
 use super::skiptoken::SkipTokens;
 use crate::config::{ConfigError, ODataSettings, PaginationSettings};
 use crate::db::Db;
@@ -49,8 +49,11 @@ pub struct Service {
     pub batch_max: usize,
     /// Signs and opens the `$skiptoken`s of next links.
     pub tokens: SkipTokens,
-    /// The database the sets are read from, with its bulk reads.
+    /// The database the sets are read from, with its bulk reads (spread
+    /// over replicas when there are some).
     pub db: Db,
+    /// The same database with its bulk reads on the primary alone.
+    primary: Db,
 }
 
 impl Service {
@@ -71,8 +74,19 @@ impl Service {
             pagination: settings.pagination.clone(),
             batch_max: settings.batch_max,
             tokens,
+            primary: db.on_primary(),
             db,
         })
+    }
+
+    /// The database `set` is read from: the primary for the security
+    /// activity log (an event just recorded is shown at once), else the
+    /// service's reads, replicas included.
+    pub(crate) fn db_for(&self, set: &EntitySet) -> &Db {
+        match set.table == crate::odata::security_events::TABLE {
+            true => &self.primary,
+            false => &self.db,
+        }
     }
 }
 

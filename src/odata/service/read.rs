@@ -91,7 +91,7 @@ async fn aggregated(
     let derived = &model.sets[0];
     let ctx = Ctx {
         service,
-        db: &service.db,
+        db: service.db_for(set),
         caller,
         page,
         scopes: Scopes::for_caller(&model, &caller),
@@ -202,7 +202,7 @@ async fn resource(
     }
     let ctx = Ctx {
         service,
-        db: &service.db,
+        db: service.db_for(set),
         caller,
         page,
         scopes: Scopes::for_caller(&service.model, &caller),

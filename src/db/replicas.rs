@@ -1,0 +1,261 @@
+//! OData reads from PostgreSQL streaming replicas (`odata.replicas`).
+//!
+//! Each replica has a read pool of its own, with the limits and statement
+//! timeout of the primary's. A watcher asks, every second, the primary for
+//! its WAL position and each replica for the position it has replayed; a
+//! replica that does not answer, or whose replay has stayed behind a
+//! position the primary reached more than `odata.max_replica_lag_ms` ago,
+//! is skipped until it catches up (an idle replica that replayed
+//! everything is never behind). Reads go to the healthy replicas in turn,
+//! and to the primary when none is healthy; a read a replica fails to
+//! reach runs on the primary and the replica is skipped until the watcher
+//! sees it well again. Each change is logged.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::NoTls;
+
+use super::postgres::{client_config, PgReads};
+use super::server_url::ServerUrl;
+use super::{ReadError, ReadLimits};
+
+/// How often the primary and the replicas are asked for their positions.
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+
+/// How long one question may take.
+const ASK_WITHIN: Duration = Duration::from_secs(1);
+
+/// The replicas OData reads are spread over.
+pub struct Replicas {
+    nodes: Vec<Replica>,
+    next: AtomicUsize,
+    max_lag: Duration,
+}
+
+/// One replica: where it is, its reads, whether it is used.
+struct Replica {
+    label: String,
+    url: String,
+    reads: PgReads,
+    healthy: AtomicBool,
+}
+
+impl std::fmt::Debug for Replicas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl Replicas {
+    /// A read pool per URL of `urls`, each held to `limits`; a replica is
+    /// used once the watcher has seen it replaying within `max_lag`.
+    pub fn new(urls: &[String], limits: ReadLimits, max_lag: Duration) -> Result<Replicas, ReadError> {
+        let nodes = urls
+            .iter()
+            .map(|url| {
+                let label = ServerUrl::parse(url)
+                    .map(|u| format!("{}:{}", u.host, u.port.unwrap_or(5432)))
+                    .unwrap_or_else(|| "replica".to_owned());
+                Ok(Replica {
+                    label,
+                    url: url.clone(),
+                    reads: PgReads::new(url, limits)?,
+                    healthy: AtomicBool::new(false),
+                })
+            })
+            .collect::<Result<Vec<_>, ReadError>>()?;
+        Ok(Replicas {
+            nodes,
+            next: AtomicUsize::new(0),
+            max_lag,
+        })
+    }
+
+    /// The reads of the next healthy replica, with its index; `None` when
+    /// none is healthy.
+    pub(super) fn pick(&self) -> Option<(usize, &PgReads)> {
+        let n = self.nodes.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        (0..n)
+            .map(|k| (start + k) % n)
+            .find(|&i| self.nodes[i].healthy.load(Ordering::Relaxed))
+            .map(|i| (i, &self.nodes[i].reads))
+    }
+
+    /// Stops using replica `i` until the watcher sees it well again.
+    pub(super) fn skip(&self, i: usize, why: &ReadError) {
+        let replica = &self.nodes[i];
+        if replica.healthy.swap(false, Ordering::Relaxed) {
+            tracing::warn!(
+                "OData replica {} skipped: a read could not reach it ({why}); the primary serves",
+                replica.label
+            );
+        }
+    }
+
+    /// One line per replica and its state, for start-up output.
+    pub fn describe(&self) -> String {
+        let states: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|r| {
+                let state = match r.healthy.load(Ordering::Relaxed) {
+                    true => "in use",
+                    false => "not in use yet",
+                };
+                format!("{} ({state})", r.label)
+            })
+            .collect();
+        format!(
+            "OData reads on {} replica(s): {}; at most {} ms behind the primary",
+            self.nodes.len(),
+            states.join(", "),
+            self.max_lag.as_millis()
+        )
+    }
+
+    /// Asks the primary at `primary` and every replica for their
+    /// positions once now; answers the watch that asks again every second,
+    /// for as long as it runs.
+    pub async fn watch(self: Arc<Self>, primary: String) -> impl Future<Output = ()> + Send {
+        let mut watch = Watch {
+            primary,
+            positions: VecDeque::new(),
+            primary_client: None,
+            clients: self.nodes.iter().map(|_| None).collect(),
+        };
+        watch.round(&self).await;
+        async move {
+            loop {
+                tokio::time::sleep(WATCH_EVERY).await;
+                watch.round(&self).await;
+            }
+        }
+    }
+}
+
+/// What the watcher keeps between two rounds.
+struct Watch {
+    primary: String,
+    /// The primary's WAL positions, and when they were seen.
+    positions: VecDeque<(Instant, u64)>,
+    primary_client: Option<tokio_postgres::Client>,
+    clients: Vec<Option<tokio_postgres::Client>>,
+}
+
+impl Watch {
+    /// Asks every server once and marks each replica used or skipped.
+    async fn round(&mut self, replicas: &Replicas) {
+        let asked = ask(&mut self.primary_client, &self.primary, "pg_current_wal_lsn()").await;
+        if let Some(lsn) = asked {
+            self.positions.push_back((Instant::now(), lsn));
+            while self.positions.len() > 2
+                && self.positions[1].0.elapsed() > replicas.max_lag + WATCH_EVERY * 4
+            {
+                self.positions.pop_front();
+            }
+        }
+        for (i, replica) in replicas.nodes.iter().enumerate() {
+            let replayed = ask(&mut self.clients[i], &replica.url, "pg_last_wal_replay_lsn()").await;
+            let behind = replayed.map(|at| behind_for(&self.positions, at));
+            let healthy = behind.is_some_and(|b| b <= replicas.max_lag);
+            if replica.healthy.swap(healthy, Ordering::Relaxed) == healthy {
+                continue;
+            }
+            match behind {
+                _ if healthy => tracing::warn!("OData replica {} in use", replica.label),
+                None => tracing::warn!("OData replica {} skipped: it does not answer", replica.label),
+                Some(b) => tracing::warn!(
+                    "OData replica {} skipped: its replay is {} ms behind the primary",
+                    replica.label,
+                    b.as_millis()
+                ),
+            }
+        }
+    }
+}
+
+/// How long the replay position `at` has been behind: since the earliest
+/// recorded primary position past it (zero when it reached the latest).
+fn behind_for(positions: &VecDeque<(Instant, u64)>, at: u64) -> Duration {
+    positions
+        .iter()
+        .find(|(_, lsn)| *lsn > at)
+        .map_or(Duration::ZERO, |(when, _)| when.elapsed())
+}
+
+/// Asks the server at `url` for the WAL position `function` gives, through
+/// `client` (opened when missing, dropped when it fails). A server that
+/// is not a standby has no replay position: it counts as caught up.
+async fn ask(client: &mut Option<tokio_postgres::Client>, url: &str, function: &str) -> Option<u64> {
+    if client.as_ref().is_none_or(|c| c.is_closed()) {
+        *client = connect(url).await;
+    }
+    let question = format!("SELECT {function}::text");
+    let asked = client.as_ref()?.simple_query(&question);
+    let answer = tokio::time::timeout(ASK_WITHIN, asked).await.ok().and_then(Result::ok);
+    let Some(messages) = answer else {
+        *client = None;
+        return None;
+    };
+    let value = messages.iter().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).map(str::to_owned)),
+        _ => None,
+    })?;
+    match value {
+        Some(text) => parse_lsn(&text),
+        None => Some(u64::MAX),
+    }
+}
+
+async fn connect(url: &str) -> Option<tokio_postgres::Client> {
+    let mut config = client_config(url).ok()?;
+    config.connect_timeout(ASK_WITHIN);
+    let connected = tokio::time::timeout(ASK_WITHIN * 2, config.connect(NoTls)).await;
+    let (client, connection) = connected.ok()?.ok()?;
+    tokio::spawn(connection);
+    Some(client)
+}
+
+/// A WAL position as PostgreSQL writes it (`16/B374D848`).
+fn parse_lsn(text: &str) -> Option<u64> {
+    let (high, low) = text.split_once('/')?;
+    let high = u64::from_str_radix(high, 16).ok()?;
+    let low = u64::from_str_radix(low, 16).ok()?;
+    Some(high << 32 | low)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::time::{Duration, Instant};
+
+    use super::{behind_for, parse_lsn};
+
+    #[test]
+    fn wal_positions_read_as_numbers() {
+        assert_eq!(parse_lsn("0/16B3748"), Some(0x16B3748));
+        assert_eq!(parse_lsn("16/B374D848"), Some(0x16 << 32 | 0xB374D848));
+        assert_eq!(parse_lsn("nonsense"), None);
+    }
+
+    #[test]
+    fn a_replay_is_behind_since_the_primary_first_passed_it() {
+        let now = Instant::now();
+        let positions: VecDeque<(Instant, u64)> = [
+            (now - Duration::from_secs(5), 100),
+            (now - Duration::from_secs(3), 200),
+            (now - Duration::from_secs(1), 300),
+        ]
+        .into();
+        assert_eq!(behind_for(&positions, 300), Duration::ZERO);
+        assert_eq!(behind_for(&positions, u64::MAX), Duration::ZERO);
+        let behind = behind_for(&positions, 150);
+        assert!(behind >= Duration::from_secs(3) && behind < Duration::from_secs(4));
+        assert!(behind_for(&positions, 50) >= Duration::from_secs(5));
+    }
+}
