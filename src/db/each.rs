@@ -9,6 +9,7 @@
 use std::future::Future;
 
 use super::reader::{ReadError, Step};
+use super::replicas::spread;
 use super::{bind_numbered, Bind, Reads};
 
 /// A row as its engine's client hands it over.
@@ -78,13 +79,13 @@ impl Reads {
                     })
                     .await
             }
-            Reads::Postgres(pool) => {
+            Reads::Postgres(pool, replicas) => {
                 for (text, binds) in &statements {
                     if !reader.wants_more() {
                         break;
                     }
                     reader.begin();
-                    let mut rows = pool.query(text, binds).await?;
+                    let mut rows = spread(pool, replicas.as_deref(), text, binds).await?;
                     while let Some(row) = rows.next().await? {
                         let go = reader.row(EngineRow::Postgres(&row))?;
                         if let Some(wait) = reader.wait() {

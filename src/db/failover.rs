@@ -17,7 +17,7 @@ use sqlx::AnyPool;
 use tokio::sync::{watch, Notify};
 use tokio_postgres::NoTls;
 
-use super::postgres::client_config;
+use super::pg_url::{client_config, Hosts};
 
 /// How often the primary is asked whether it still accepts writes.
 const WATCH_EVERY: Duration = Duration::from_millis(500);
@@ -28,84 +28,14 @@ const SEARCH_EVERY: Duration = Duration::from_millis(250);
 /// How long one question to one host may take.
 const ASK_WITHIN: Duration = Duration::from_secs(1);
 
-/// The hosts of a URL naming several, each as a single-host URL.
-#[derive(Clone)]
-pub(crate) struct Hosts {
-    /// The URL for each host, in the order given (never printed: it may
-    /// hold a password).
-    urls: Vec<String>,
-    /// `host:port` of each, for logs.
-    labels: Vec<String>,
-}
-
-impl Hosts {
-    /// The hosts `url` names, when it names more than one.
-    pub(crate) fn parse(url: &str) -> Option<Hosts> {
-        let (scheme, rest) = url.split_once("://")?;
-        if !scheme.starts_with("postgres") {
-            return None;
+/// The first of `hosts` that accepts writes, asked in order.
+pub(crate) async fn find_writable(hosts: &Hosts) -> Option<usize> {
+    for i in 0..hosts.len() {
+        if accepts_writes(hosts.url(i)).await {
+            return Some(i);
         }
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        let (user, hosts) = match authority.rsplit_once('@') {
-            Some((user, hosts)) => (format!("{user}@"), hosts),
-            None => (String::new(), authority),
-        };
-        if !hosts.contains(',') {
-            return None;
-        }
-        let tail = without_param(tail, "target_session_attrs");
-        let labels: Vec<String> = hosts
-            .split(',')
-            .filter(|h| !h.is_empty())
-            .map(str::to_owned)
-            .collect();
-        let urls = labels
-            .iter()
-            .map(|host| format!("{scheme}://{user}{host}{tail}"))
-            .collect();
-        Some(Hosts { urls, labels })
     }
-
-    /// How many hosts there are.
-    pub(crate) fn len(&self) -> usize {
-        self.urls.len()
-    }
-
-    /// The single-host URL of host `i`.
-    pub(crate) fn url(&self, i: usize) -> &str {
-        &self.urls[i]
-    }
-
-    /// `host:port` of host `i`.
-    pub(crate) fn label(&self, i: usize) -> &str {
-        &self.labels[i]
-    }
-
-    /// The first host that accepts writes, asked in order.
-    pub(crate) async fn find_writable(&self) -> Option<usize> {
-        for i in 0..self.len() {
-            if accepts_writes(self.url(i)).await {
-                return Some(i);
-            }
-        }
-        None
-    }
-}
-
-/// `tail` (`/db?a=1&b=2`) without query parameter `key`.
-fn without_param(tail: &str, key: &str) -> String {
-    let Some((path, query)) = tail.split_once('?') else {
-        return tail.to_owned();
-    };
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|pair| pair.split('=').next() != Some(key))
-        .collect();
-    match kept.is_empty() {
-        true => path.to_owned(),
-        false => format!("{path}?{}", kept.join("&")),
-    }
+    None
 }
 
 /// Whether the server at `url` answers within a second that it is not a
@@ -176,7 +106,7 @@ impl Primary {
         while !pool.is_closed() {
             let current = *self.state.borrow();
             let Some(at) = current else {
-                match self.hosts.find_writable().await {
+                match find_writable(&self.hosts).await {
                     Some(found) => {
                         if let Ok(options) = self.hosts.url(found).parse::<AnyConnectOptions>() {
                             pool.set_connect_options(options);
@@ -229,30 +159,4 @@ async fn connect(url: &str) -> Option<tokio_postgres::Client> {
         .ok()?;
     tokio::spawn(connection);
     Some(client)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Hosts;
-
-    #[test]
-    fn a_url_with_several_hosts_becomes_one_url_per_host() {
-        let hosts = Hosts::parse(
-            "postgres://app:pw@a.example:5432,b.example:5433/gate?target_session_attrs=read-write&sslmode=disable",
-        )
-        .expect("several hosts");
-        assert_eq!(hosts.len(), 2);
-        assert_eq!(hosts.url(0), "postgres://app:pw@a.example:5432/gate?sslmode=disable");
-        assert_eq!(hosts.url(1), "postgres://app:pw@b.example:5433/gate?sslmode=disable");
-        assert_eq!(hosts.label(1), "b.example:5433");
-        let bare = Hosts::parse("postgres://a:1,b:2/db?target_session_attrs=read-write").expect("two");
-        assert_eq!(bare.url(0), "postgres://a:1/db");
-    }
-
-    #[test]
-    fn a_url_with_one_host_or_another_engine_is_left_alone() {
-        assert!(Hosts::parse("postgres://app@a.example:5432/gate").is_none());
-        assert!(Hosts::parse("mysql://root@a:3306,b:3306/db").is_none());
-        assert!(Hosts::parse("sqlite://x.db").is_none());
-    }
 }

@@ -12,6 +12,7 @@ mod migrate;
 mod my_text;
 mod mysql;
 pub(crate) mod pg_text;
+mod pg_url;
 mod postgres;
 mod reader;
 mod replicas;
@@ -28,7 +29,8 @@ pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
 pub use replicas::Replicas;
 pub use schema::{table_columns, Column, SqlType};
 
-use failover::{Hosts, Primary};
+use failover::{find_writable, Primary};
+use pg_url::Hosts;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -202,8 +204,9 @@ impl rocket_db_pools::Pool for DbPool {
 pub enum Reads {
     /// SQLite, plain connections on their own threads.
     Sqlite(SqliteReader),
-    /// PostgreSQL, on `tokio-postgres`.
-    Postgres(PgReads),
+    /// PostgreSQL, on `tokio-postgres`: the primary's reads, and the
+    /// replicas they are spread over when there are some.
+    Postgres(PgReads, Option<Arc<Replicas>>),
     /// MySQL or MariaDB, on `mysql_async`.
     MySql(MySqlReads),
 }
@@ -322,7 +325,7 @@ impl DbPool {
                 primary: None,
             });
         };
-        let Some(found) = hosts.find_writable().await else {
+        let Some(found) = find_writable(&hosts).await else {
             let msg = "none of the hosts `databases.main.url` names accepts writes";
             return Err(sqlx::Error::Configuration(msg.into()));
         };
@@ -363,7 +366,10 @@ impl DbPool {
         let refused = |e: ReadError| sqlx::Error::Configuration(e.to_string().into());
         let reads = match self.dialect {
             Dialect::Sqlite => SqliteReader::for_url(url, limits).map(Reads::Sqlite),
-            Dialect::Postgres => Some(Reads::Postgres(PgReads::new(url, limits).map_err(refused)?)),
+            Dialect::Postgres => Some(Reads::Postgres(
+                PgReads::new(url, limits).map_err(refused)?,
+                None,
+            )),
             Dialect::MySql => Some(Reads::MySql(MySqlReads::new(url, limits).map_err(refused)?)),
         };
         Ok(Self {
@@ -375,7 +381,7 @@ impl DbPool {
     /// The same pool with bulk reads spread over `replicas` (PostgreSQL).
     fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
         let reads = match &self.reads {
-            Some(Reads::Postgres(reads)) => Some(Reads::Postgres(reads.with_replicas(replicas))),
+            Some(Reads::Postgres(reads, _)) => Some(Reads::Postgres(reads.clone(), Some(replicas))),
             other => other.clone(),
         };
         Self {
@@ -387,7 +393,7 @@ impl DbPool {
     /// The same pool with bulk reads on the primary alone.
     fn on_primary(&self) -> Self {
         let reads = match &self.reads {
-            Some(Reads::Postgres(reads)) => Some(Reads::Postgres(reads.on_primary())),
+            Some(Reads::Postgres(reads, _)) => Some(Reads::Postgres(reads.clone(), None)),
             other => other.clone(),
         };
         Self {

@@ -10,7 +10,6 @@
 //! fails its first step and the statement runs again on another).
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use deadpool_postgres::{
@@ -20,9 +19,7 @@ use futures::TryStreamExt;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{NoTls, Row, RowStream};
 
-use super::failover::Hosts;
-use super::replicas::Replicas;
-use super::server_url::ServerUrl;
+use super::pg_url::client_config;
 use super::{Bind, ReadError, ReadFailure, ReadLimits};
 
 /// Prepared statements a connection keeps; past this many its cache starts
@@ -32,12 +29,10 @@ const STATEMENTS_KEPT: usize = 256;
 /// How long a statement waits for a connection, and for a new one to open.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The bulk-read connections to one PostgreSQL database, and the
-/// replicas that take its reads when there are some.
+/// The bulk-read connections to one PostgreSQL database.
 #[derive(Clone)]
 pub struct PgReads {
     pool: Pool,
-    replicas: Option<Arc<Replicas>>,
 }
 
 impl std::fmt::Debug for PgReads {
@@ -82,51 +77,15 @@ impl PgReads {
             .create_timeout(Some(ACQUIRE_TIMEOUT))
             .build()
             .map_err(|e| ReadError::Pool(e.to_string()))?;
-        Ok(PgReads {
-            pool,
-            replicas: None,
-        })
+        Ok(PgReads { pool })
     }
 
-    /// The same reads, spread over `replicas` while they are healthy.
-    pub fn with_replicas(&self, replicas: Arc<Replicas>) -> PgReads {
-        PgReads {
-            replicas: Some(replicas),
-            ..self.clone()
-        }
-    }
-
-    /// The same reads, on the primary alone.
-    pub fn on_primary(&self) -> PgReads {
-        PgReads {
-            replicas: None,
-            ..self.clone()
-        }
-    }
-
-    /// Runs `text` (with `$n` placeholders) bound to `binds`, on a healthy
-    /// replica when there is one, else on the primary; its rows come as the
-    /// server sends them. A replica that cannot be reached is skipped and
-    /// the statement runs on the primary.
+    /// Runs `text` (with `$n` placeholders) bound to `binds`; its rows come
+    /// as the server sends them. The statement is prepared once per
+    /// connection. A connection that turns out lost on the first step is
+    /// dropped and the statement runs again, once per connection that was
+    /// idle.
     pub async fn query(&self, text: &str, binds: &[Bind]) -> Result<PgRows, ReadError> {
-        if let Some((i, replica)) = self.replicas.as_ref().and_then(|r| r.pick()) {
-            match replica.query_here(text, binds).await {
-                Err(e) if e.failure() == ReadFailure::Unavailable => {
-                    if let Some(replicas) = &self.replicas {
-                        replicas.skip(i, &e);
-                    }
-                }
-                answered => return answered,
-            }
-        }
-        self.query_here(text, binds).await
-    }
-
-    /// Runs `text` on this pool's server. The statement is prepared once
-    /// per connection. A connection that turns out lost on the first step
-    /// is dropped and the statement runs again, once per connection that
-    /// was idle.
-    async fn query_here(&self, text: &str, binds: &[Bind]) -> Result<PgRows, ReadError> {
         let mut retries = self.pool.status().available;
         loop {
             let conn = self.pool.get().await?;
@@ -146,79 +105,6 @@ impl PgReads {
             }
         }
     }
-}
-
-/// The client's settings from sqlx's URL: where to connect, who as, and of
-/// its parameters `host` (a socket directory), `options`,
-/// `application_name`, `sslmode` and `connect_timeout`; sqlx's own ones are
-/// left to sqlx. A URL naming several hosts connects to the one that
-/// accepts writes.
-pub(super) fn client_config(url: &str) -> Result<tokio_postgres::Config, ReadError> {
-    let Some(hosts) = Hosts::parse(url) else {
-        return single_host(url);
-    };
-    let mut config = single_host(hosts.url(0))?;
-    for i in 1..hosts.len() {
-        let other = single_host(hosts.url(i))?;
-        if let (Some(host), Some(port)) = (other.get_hosts().first(), other.get_ports().first()) {
-            match host {
-                tokio_postgres::config::Host::Tcp(name) => config.host(name),
-                tokio_postgres::config::Host::Unix(path) => config.host_path(path),
-            };
-            config.port(*port);
-        }
-    }
-    config.target_session_attrs(tokio_postgres::config::TargetSessionAttrs::ReadWrite);
-    Ok(config)
-}
-
-fn single_host(url: &str) -> Result<tokio_postgres::Config, ReadError> {
-    use tokio_postgres::config::SslMode;
-    let url = ServerUrl::parse(url).ok_or_else(|| ReadError::Pool("not a URL".into()))?;
-    let mut config = tokio_postgres::Config::new();
-    config.host(url.param("host").unwrap_or(if url.host.is_empty() {
-        "localhost"
-    } else {
-        &url.host
-    }));
-    config.port(
-        url.param("port")
-            .and_then(|p| p.parse().ok())
-            .or(url.port)
-            .unwrap_or(5432),
-    );
-    if let Some(user) = url.param("user").map(str::to_owned).or(url.user.clone()) {
-        config.user(user);
-    }
-    if let Some(password) = url
-        .param("password")
-        .map(str::to_owned)
-        .or(url.password.clone())
-    {
-        config.password(password);
-    }
-    if let Some(database) = url
-        .param("dbname")
-        .map(str::to_owned)
-        .or(url.database.clone())
-    {
-        config.dbname(database);
-    }
-    if let Some(options) = url.param("options") {
-        config.options(options);
-    }
-    if let Some(name) = url.param("application_name") {
-        config.application_name(name);
-    }
-    if let Some(secs) = url.param("connect_timeout").and_then(|s| s.parse().ok()) {
-        config.connect_timeout(Duration::from_secs(secs));
-    }
-    config.ssl_mode(match url.param("sslmode") {
-        Some("disable" | "allow") => SslMode::Disable,
-        Some("prefer") | None => SslMode::Prefer,
-        Some(_) => SslMode::Require,
-    });
-    Ok(config)
 }
 
 /// Prepares (or finds prepared) and starts `text` on `conn`.
@@ -358,7 +244,8 @@ impl<'a> FromSql<'a> for RawValue<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{client_config, PgReads};
+    use super::PgReads;
+    use crate::db::pg_url::client_config;
     use crate::db::ReadLimits;
 
     #[tokio::test]
@@ -385,29 +272,5 @@ mod tests {
         assert_eq!(config.get_dbname(), Some("gate"));
         assert_eq!(config.get_ports(), [6432]);
         assert_eq!(config.get_options(), Some("-c search_path=gh_test_x"));
-    }
-
-    #[test]
-    fn a_url_with_several_hosts_connects_where_writes_are_accepted() {
-        use tokio_postgres::config::{Host, TargetSessionAttrs};
-        let config = client_config(
-            "postgres://app:secret@db-a:5432,db-b:5433/gate?target_session_attrs=read-write",
-        )
-        .expect("several hosts");
-        let hosts: Vec<String> = config
-            .get_hosts()
-            .iter()
-            .map(|h| match h {
-                Host::Tcp(name) => name.clone(),
-                Host::Unix(path) => path.display().to_string(),
-            })
-            .collect();
-        assert_eq!(hosts, ["db-a", "db-b"]);
-        assert_eq!(config.get_ports(), [5432, 5433]);
-        assert_eq!(config.get_dbname(), Some("gate"));
-        assert_eq!(
-            config.get_target_session_attrs(),
-            TargetSessionAttrs::ReadWrite
-        );
     }
 }

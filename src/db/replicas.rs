@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::NoTls;
 
-use super::postgres::{client_config, PgReads};
+use super::pg_url::client_config;
+use super::postgres::{PgReads, PgRows};
+use super::{Bind, ReadFailure};
 use super::server_url::ServerUrl;
 use super::{ReadError, ReadLimits};
 
@@ -177,6 +179,28 @@ impl Watch {
             }
         }
     }
+}
+
+/// Runs `text` bound to `binds` on a healthy one of `replicas` when there
+/// is one, else on `primary`; a replica that cannot be reached is skipped
+/// and the statement runs on the primary.
+pub(super) async fn spread(
+    primary: &PgReads,
+    replicas: Option<&Replicas>,
+    text: &str,
+    binds: &[Bind],
+) -> Result<PgRows, ReadError> {
+    if let Some((i, replica)) = replicas.and_then(Replicas::pick) {
+        match replica.query(text, binds).await {
+            Err(e) if e.failure() == ReadFailure::Unavailable => {
+                if let Some(replicas) = replicas {
+                    replicas.skip(i, &e);
+                }
+            }
+            answered => return answered,
+        }
+    }
+    primary.query(text, binds).await
 }
 
 /// How long the replay position `at` has been behind: since the earliest
