@@ -201,20 +201,21 @@ async fn serve(db: &TestDb, ui5: PathBuf) -> (String, rocket::Shutdown) {
         .ignite()
         .await
         .expect("the host ignites");
-    let shutdown = rocket.shutdown();
-    tokio::spawn(rocket.launch());
-    let http = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !http
-        .get(format!("{base}/odata/"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status().is_success())
-    {
-        assert!(Instant::now() < deadline, "the host did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let shutdown = common::launch(rocket, &base, "/odata/").await;
     (base, shutdown)
+}
+
+/// A browser on the reference host over the test's filled tables, and the
+/// host's shutdown handle; `None` when the test is skipped.
+async fn open() -> Option<(TestDb, Browser, rocket::Shutdown)> {
+    let (Some(tools), Some(ui5)) = (tools(), ui5_sources()) else {
+        return None;
+    };
+    let db = TestDb::new().await;
+    fill(&db).await;
+    let (base, shutdown) = serve(&db, ui5).await;
+    let browser = Browser::open_at(&tools, &base, BrowserOptions::new(Js::On)).await;
+    Some((db, browser, shutdown))
 }
 
 /// What the page should read: the count, the two pages' ids and the
@@ -267,13 +268,9 @@ fn ids(rows: &Value) -> Vec<i64> {
 
 #[tokio::test]
 async fn the_odata_v4_model_reads_with_and_without_batching() {
-    let (Some(tools), Some(ui5)) = (tools(), ui5_sources()) else {
+    let Some((_db, browser, shutdown)) = open().await else {
         return;
     };
-    let db = TestDb::new().await;
-    fill(&db).await;
-    let (base, shutdown) = serve(&db, ui5).await;
-    let browser = Browser::open_at(&tools, &base, BrowserOptions::new(Js::On)).await;
     let (count, first, second) = expected();
     for group in [None, Some("$direct")] {
         let read = read_with(&browser, group).await;
@@ -319,13 +316,9 @@ fn number(v: &Value) -> f64 {
 
 #[tokio::test]
 async fn a_table_grouped_by_ui5_shows_the_groups_sums_and_grand_total() {
-    let (Some(tools), Some(ui5)) = (tools(), ui5_sources()) else {
+    let Some((_db, browser, shutdown)) = open().await else {
         return;
     };
-    let db = TestDb::new().await;
-    fill(&db).await;
-    let (base, shutdown) = serve(&db, ui5).await;
-    let browser = Browser::open_at(&tools, &base, BrowserOptions::new(Js::On)).await;
     let read = read_page(&browser, "/ui5-aggregation").await;
     assert!(read.get("error").is_none(), "{read}");
     let items = items();

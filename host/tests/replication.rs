@@ -68,19 +68,7 @@ async fn serve_with_lag(
         .await
         .expect("the host ignites");
     let accounts = Accounts::of(&rocket).expect("Gatehouse is attached");
-    let shutdown = rocket.shutdown();
-    tokio::spawn(rocket.launch());
-    let http = Client::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !http
-        .get(format!("{base}/login"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status().is_success())
-    {
-        assert!(Instant::now() < deadline, "the host did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let shutdown = common::launch(rocket, &base, "/login").await;
     (base, shutdown, accounts)
 }
 

@@ -225,3 +225,27 @@ pub async fn count(db: &Db, table: &str) -> Result<i64, sqlx::Error> {
         .await?;
     row.expect("COUNT(*) answers one row").try_get("n")
 }
+
+/// Launches `rocket` (ignited, listening on `base`) in the background and
+/// waits until `base` + `ready_path` answers a success; answers its
+/// shutdown handle.
+pub async fn launch(
+    rocket: rocket::Rocket<rocket::Ignite>,
+    base: &str,
+    ready_path: &str,
+) -> rocket::Shutdown {
+    let shutdown = rocket.shutdown();
+    tokio::spawn(rocket.launch());
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !http
+        .get(format!("{base}{ready_path}"))
+        .send()
+        .await
+        .is_ok_and(|r| r.status().is_success())
+    {
+        assert!(Instant::now() < deadline, "the host did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    shutdown
+}
