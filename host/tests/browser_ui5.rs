@@ -19,10 +19,9 @@ mod harness;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{TestDb, SECRET_KEY};
+use common::TestDb;
 use gatehouse::db::Db;
-use harness::{free_port, in_ci, tools, Browser, BrowserOptions, Js};
-use rocket::figment::providers::{Format, Toml};
+use harness::{in_ci, tools, Browser, BrowserOptions, Js};
 use rocket::fs::FileServer;
 use rocket::response::content::RawHtml;
 use serde_json::{json, Value};
@@ -184,17 +183,7 @@ async fn fill(db: &TestDb) {
 /// The reference host with the test's sets, OpenUI5 under `/resources` and
 /// the page, listening on a free port; answers its base URL.
 async fn serve(db: &TestDb, ui5: PathBuf) -> (String, rocket::Shutdown) {
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let figment = rocket::Config::figment()
-        .merge(("databases.main.url", db.url.as_str()))
-        .merge(("base_url", base.as_str()))
-        .merge(("secret_key", SECRET_KEY))
-        .merge(("log_level", "off"))
-        .merge(("address", "127.0.0.1"))
-        .merge(("port", port))
-        .merge(("shutdown.ctrlc", false))
-        .merge(Toml::string(SETS));
+    let (figment, base) = common::served_figment(&db.url, SETS);
     let rocket = gatehouse_host::rocket(figment)
         .mount("/resources", FileServer::from(ui5))
         .mount("/", rocket::routes![page, aggregation_page])

@@ -19,19 +19,10 @@ use common::{PASSWORD, SECRET_KEY};
 use gatehouse::{Accounts, Email};
 use reqwest::header::{ACCEPT, COOKIE, RETRY_AFTER, SET_COOKIE};
 use reqwest::{Client, StatusCode};
-use rocket::figment::providers::{Format, Toml};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
 const EMAIL: &str = "ada@example.org";
-
-/// A loopback port nobody listens on right now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free loopback port")
-        .port()
-}
 
 /// The reference host on `url`, its OData reads on `replicas`, with a
 /// public set over `rep_items`, listening on a free port; answers its base
@@ -46,23 +37,13 @@ async fn serve_with_lag(
     replicas: &[String],
     max_lag_ms: u64,
 ) -> (String, rocket::Shutdown, Accounts) {
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
     let replicas: Vec<String> = replicas.iter().map(|r| format!("{r:?}")).collect();
     let sets = format!(
         "[odata]\nreplicas = [{}]\nmax_replica_lag_ms = {max_lag_ms}\n\n\
          [odata.sets.Items]\ntable = \"rep_items\"\npublic = true\n",
         replicas.join(", ")
     );
-    let figment = rocket::Config::figment()
-        .merge(("databases.main.url", url))
-        .merge(("base_url", base.as_str()))
-        .merge(("secret_key", SECRET_KEY))
-        .merge(("log_level", "off"))
-        .merge(("address", "127.0.0.1"))
-        .merge(("port", port))
-        .merge(("shutdown.ctrlc", false))
-        .merge(Toml::string(&sets));
+    let (figment, base) = common::served_figment(url, &sets);
     let rocket = gatehouse_host::rocket(figment)
         .ignite()
         .await

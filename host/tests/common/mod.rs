@@ -249,3 +249,25 @@ pub async fn launch(
     }
     shutdown
 }
+
+/// The configuration of the reference host served on a free loopback port
+/// over the database at `url`, with `toml` merged last; answers it and
+/// the host's base URL.
+pub fn served_figment(url: &str, toml: &str) -> (rocket::figment::Figment, String) {
+    use rocket::figment::providers::{Format, Toml};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+    let figment = rocket::Config::figment()
+        .merge(("databases.main.url", url))
+        .merge(("base_url", base.as_str()))
+        .merge(("secret_key", SECRET_KEY))
+        .merge(("log_level", "off"))
+        .merge(("address", "127.0.0.1"))
+        .merge(("port", port))
+        .merge(("shutdown.ctrlc", false))
+        .merge(Toml::string(toml));
+    (figment, base)
+}
