@@ -258,7 +258,8 @@ mod tests {
     use std::collections::VecDeque;
     use std::time::{Duration, Instant};
 
-    use super::{behind_for, parse_lsn};
+    use super::{behind_for, parse_lsn, Replicas};
+    use crate::db::ReadLimits;
 
     #[test]
     fn wal_positions_read_as_numbers() {
@@ -281,5 +282,26 @@ mod tests {
         let behind = behind_for(&positions, 150);
         assert!(behind >= Duration::from_secs(3) && behind < Duration::from_secs(4));
         assert!(behind_for(&positions, 50) >= Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn reads_go_to_the_healthy_replicas_in_turn() {
+        let urls: Vec<String> = ["a", "b", "c"]
+            .iter()
+            .map(|h| format!("postgres://app@{h}.example:5432/gate"))
+            .collect();
+        let replicas = Replicas::new(&urls, ReadLimits::default(), Duration::from_secs(2))
+            .expect("pools open on demand");
+        assert!(replicas.pick().is_none(), "none is used before it is seen");
+        for i in [0, 2] {
+            replicas.nodes[i]
+                .healthy
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let picked: Vec<usize> = (0..4).filter_map(|_| replicas.pick().map(|(i, _)| i)).collect();
+        assert_eq!(picked.len(), 4);
+        assert!(picked.iter().all(|i| *i != 1), "{picked:?}");
+        assert!(picked.contains(&0) && picked.contains(&2), "{picked:?}");
+        assert!(replicas.describe().contains("b.example:5432 (not in use yet)"));
     }
 }
