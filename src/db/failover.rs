@@ -15,9 +15,9 @@ use std::time::Duration;
 use sqlx::any::AnyConnectOptions;
 use sqlx::AnyPool;
 use tokio::sync::{watch, Notify};
-use tokio_postgres::NoTls;
 
-use super::pg_url::{client_config, Hosts};
+use super::pg_asker::Asker;
+use super::pg_url::Hosts;
 
 /// How often the primary is asked whether it still accepts writes.
 const WATCH_EVERY: Duration = Duration::from_millis(500);
@@ -25,43 +25,14 @@ const WATCH_EVERY: Duration = Duration::from_millis(500);
 /// How often the hosts are asked while none is known to accept writes.
 const SEARCH_EVERY: Duration = Duration::from_millis(250);
 
-/// How long one question to one host may take.
-const ASK_WITHIN: Duration = Duration::from_secs(1);
-
 /// The first of `hosts` that accepts writes, asked in order.
 pub(crate) async fn find_writable(hosts: &Hosts) -> Option<usize> {
     for i in 0..hosts.len() {
-        if accepts_writes(hosts.url(i)).await {
+        if Asker::new(hosts.url(i)).accepts_writes().await == Some(true) {
             return Some(i);
         }
     }
     None
-}
-
-/// Whether the server at `url` answers within a second that it is not a
-/// standby.
-async fn accepts_writes(url: &str) -> bool {
-    let Ok(mut config) = client_config(url) else {
-        return false;
-    };
-    config.connect_timeout(ASK_WITHIN);
-    let asked = tokio::time::timeout(ASK_WITHIN * 2, async {
-        let (client, connection) = config.connect(NoTls).await.ok()?;
-        tokio::spawn(connection);
-        is_primary(&client).await
-    });
-    asked.await.ok().flatten() == Some(true)
-}
-
-/// Whether `client`'s server is not in recovery; `None` when it did not
-/// answer.
-async fn is_primary(client: &tokio_postgres::Client) -> Option<bool> {
-    let asked = client.simple_query("SELECT pg_is_in_recovery()::text");
-    let rows = tokio::time::timeout(ASK_WITHIN, asked).await.ok()?.ok()?;
-    rows.iter().find_map(|message| match message {
-        tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(|v| v == "false"),
-        _ => None,
-    })
 }
 
 /// Which host accepts writes, as the watcher last found.
@@ -102,7 +73,8 @@ impl Primary {
     /// Watches the primary for as long as `pool` is open, pointing the
     /// pool at the host that accepts writes.
     pub(crate) async fn watch(self: std::sync::Arc<Self>, pool: AnyPool) {
-        let mut client: Option<tokio_postgres::Client> = None;
+        // Asks the host last found accepting writes.
+        let mut asker: Option<Asker> = None;
         while !pool.is_closed() {
             let current = *self.state.borrow();
             let Some(at) = current else {
@@ -121,13 +93,10 @@ impl Primary {
                 }
                 continue;
             };
-            if client.as_ref().is_none_or(|c| c.is_closed()) {
-                client = connect(self.hosts.url(at)).await;
-            }
-            let answered = match &client {
-                Some(c) => is_primary(c).await,
-                None => None,
-            };
+            let answered = asker
+                .get_or_insert_with(|| Asker::new(self.hosts.url(at)))
+                .accepts_writes()
+                .await;
             if answered == Some(true) {
                 tokio::select! {
                     _ = tokio::time::sleep(WATCH_EVERY) => {}
@@ -135,7 +104,7 @@ impl Primary {
                 }
                 continue;
             }
-            client = None;
+            asker = None;
             self.state.send_replace(None);
             tracing::warn!(
                 "database: the primary {} {}; requests answer 503 until a host accepts writes",
@@ -147,16 +116,4 @@ impl Primary {
             );
         }
     }
-}
-
-/// A connection for the watcher's questions.
-async fn connect(url: &str) -> Option<tokio_postgres::Client> {
-    let mut config = client_config(url).ok()?;
-    config.connect_timeout(ASK_WITHIN);
-    let (client, connection) = tokio::time::timeout(ASK_WITHIN * 2, config.connect(NoTls))
-        .await
-        .ok()?
-        .ok()?;
-    tokio::spawn(connection);
-    Some(client)
 }

@@ -11,6 +11,7 @@ mod failover;
 mod migrate;
 mod my_text;
 mod mysql;
+mod pg_asker;
 pub(crate) mod pg_text;
 mod pg_url;
 mod postgres;
@@ -271,12 +272,12 @@ impl Db {
     /// `replicas` while they are healthy; PostgreSQL only (other engines'
     /// reads are unchanged).
     pub fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
-        Self(self.0.with_replicas(replicas))
+        Self(self.0.spread_over(Some(replicas)))
     }
 
     /// The same database with its bulk reads on the primary alone.
     pub fn on_primary(&self) -> Self {
-        Self(self.0.on_primary())
+        Self(self.0.spread_over(None))
     }
 }
 
@@ -378,22 +379,12 @@ impl DbPool {
         })
     }
 
-    /// The same pool with bulk reads spread over `replicas` (PostgreSQL).
-    fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
+    /// The same pool with its PostgreSQL bulk reads spread over
+    /// `replicas`, or on the primary alone with `None`; other engines'
+    /// reads are unchanged.
+    fn spread_over(&self, replicas: Option<Arc<Replicas>>) -> Self {
         let reads = match &self.reads {
-            Some(Reads::Postgres(reads, _)) => Some(Reads::Postgres(reads.clone(), Some(replicas))),
-            other => other.clone(),
-        };
-        Self {
-            reads,
-            ..self.clone()
-        }
-    }
-
-    /// The same pool with bulk reads on the primary alone.
-    fn on_primary(&self) -> Self {
-        let reads = match &self.reads {
-            Some(Reads::Postgres(reads, _)) => Some(Reads::Postgres(reads.clone(), None)),
+            Some(Reads::Postgres(reads, _)) => Some(Reads::Postgres(reads.clone(), replicas)),
             other => other.clone(),
         };
         Self {

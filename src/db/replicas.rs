@@ -17,9 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio_postgres::NoTls;
-
-use super::pg_url::client_config;
+use super::pg_asker::Asker;
 use super::postgres::{PgReads, PgRows};
 use super::{Bind, ReadFailure};
 use super::server_url::ServerUrl;
@@ -27,9 +25,6 @@ use super::{ReadError, ReadLimits};
 
 /// How often the primary and the replicas are asked for their positions.
 const WATCH_EVERY: Duration = Duration::from_secs(1);
-
-/// How long one question may take.
-const ASK_WITHIN: Duration = Duration::from_secs(1);
 
 /// The replicas OData reads are spread over.
 pub struct Replicas {
@@ -125,10 +120,9 @@ impl Replicas {
     /// for as long as it runs.
     pub async fn watch(self: Arc<Self>, primary: String) -> impl Future<Output = ()> + Send {
         let mut watch = Watch {
-            primary,
+            primary: Asker::new(&primary),
             positions: VecDeque::new(),
-            primary_client: None,
-            clients: self.nodes.iter().map(|_| None).collect(),
+            replicas: self.nodes.iter().map(|r| Asker::new(&r.url)).collect(),
         };
         watch.round(&self).await;
         async move {
@@ -142,17 +136,17 @@ impl Replicas {
 
 /// What the watcher keeps between two rounds.
 struct Watch {
-    primary: String,
+    primary: Asker,
     /// The primary's WAL positions, and when they were seen.
     positions: VecDeque<(Instant, u64)>,
-    primary_client: Option<tokio_postgres::Client>,
-    clients: Vec<Option<tokio_postgres::Client>>,
+    /// One per replica, in order.
+    replicas: Vec<Asker>,
 }
 
 impl Watch {
     /// Asks every server once and marks each replica used or skipped.
     async fn round(&mut self, replicas: &Replicas) {
-        let asked = ask(&mut self.primary_client, &self.primary, "pg_current_wal_lsn()").await;
+        let asked = wal_position(&mut self.primary, "pg_current_wal_lsn()").await;
         if let Some(lsn) = asked {
             self.positions.push_back((Instant::now(), lsn));
             while self.positions.len() > 2
@@ -162,7 +156,7 @@ impl Watch {
             }
         }
         for (i, replica) in replicas.nodes.iter().enumerate() {
-            let replayed = ask(&mut self.clients[i], &replica.url, "pg_last_wal_replay_lsn()").await;
+            let replayed = wal_position(&mut self.replicas[i], "pg_last_wal_replay_lsn()").await;
             let behind = replayed.map(|at| behind_for(&self.positions, at));
             let healthy = behind.is_some_and(|b| b <= replicas.max_lag);
             if replica.healthy.swap(healthy, Ordering::Relaxed) == healthy {
@@ -212,37 +206,14 @@ fn behind_for(positions: &VecDeque<(Instant, u64)>, at: u64) -> Duration {
         .map_or(Duration::ZERO, |(when, _)| when.elapsed())
 }
 
-/// Asks the server at `url` for the WAL position `function` gives, through
-/// `client` (opened when missing, dropped when it fails). A server that
-/// is not a standby has no replay position: it counts as caught up.
-async fn ask(client: &mut Option<tokio_postgres::Client>, url: &str, function: &str) -> Option<u64> {
-    if client.as_ref().is_none_or(|c| c.is_closed()) {
-        *client = connect(url).await;
-    }
-    let question = format!("SELECT {function}::text");
-    let asked = client.as_ref()?.simple_query(&question);
-    let answer = tokio::time::timeout(ASK_WITHIN, asked).await.ok().and_then(Result::ok);
-    let Some(messages) = answer else {
-        *client = None;
-        return None;
-    };
-    let value = messages.iter().find_map(|m| match m {
-        tokio_postgres::SimpleQueryMessage::Row(row) => Some(row.get(0).map(str::to_owned)),
-        _ => None,
-    })?;
-    match value {
+/// The WAL position `function` gives on `asker`'s server; `None` when it
+/// did not answer. A server that is not a standby has no replay position:
+/// it counts as caught up.
+async fn wal_position(asker: &mut Asker, function: &str) -> Option<u64> {
+    match asker.ask(&format!("SELECT {function}::text")).await? {
         Some(text) => parse_lsn(&text),
         None => Some(u64::MAX),
     }
-}
-
-async fn connect(url: &str) -> Option<tokio_postgres::Client> {
-    let mut config = client_config(url).ok()?;
-    config.connect_timeout(ASK_WITHIN);
-    let connected = tokio::time::timeout(ASK_WITHIN * 2, config.connect(NoTls)).await;
-    let (client, connection) = connected.ok()?.ok()?;
-    tokio::spawn(connection);
-    Some(client)
 }
 
 /// A WAL position as PostgreSQL writes it (`16/B374D848`).

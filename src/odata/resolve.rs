@@ -100,11 +100,10 @@ pub(crate) fn resolve<'m>(
     };
     // An aggregated row's group across a navigation is one property of
     // its derived set, named by the whole path.
-    if let Some(property) = root
-        .derived
-        .as_ref()
-        .and(scope.is_none().then_some(()))
-        .and_then(|_| root.find_property(&path.to_string()))
+    let whole = scope.is_none() && root.derived.is_some();
+    if let Some(property) = whole
+        .then(|| root.find_property(&path.to_string()))
+        .flatten()
     {
         return Ok(Resolved {
             scope,

@@ -4,7 +4,7 @@
 //! it. UI5 asks with it for a grand total, a count of groups and the groups
 //! themselves in one request.
 
-use super::{linear, order_terms, refuse, TARGET};
+use super::{linear, navigations_together, order_terms, refuse, TARGET};
 use crate::db::Dialect;
 use crate::odata::model::{Derived, EdmType, EntitySet, Model, Property};
 use crate::odata::query::{OrderItem, Path, Transformation};
@@ -164,15 +164,7 @@ fn all_properties<'a>(
             return Err(QueryError::new("invalid_apply", TARGET, msg));
         }
     }
-    let first = |p: &Property| p.name.split('/').next().unwrap_or_default().to_owned();
-    let place = |p: &Property| {
-        all.iter()
-            .position(|q| first(q) == first(p))
-            .unwrap_or_default()
-    };
-    let mut places: Vec<(usize, Property)> = all.iter().map(|p| (place(p), p.clone())).collect();
-    places.sort_by_key(|(at, _)| *at);
-    Ok(places.into_iter().map(|(_, p)| p).collect())
+    Ok(navigations_together(all))
 }
 
 /// A null of `edm`'s type: PostgreSQL types a union's columns arm by arm,

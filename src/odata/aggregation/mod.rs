@@ -308,17 +308,7 @@ fn grouped(
         let grouped: Vec<String> = groups.iter().map(|g| w.property(&t0, g)).collect();
         text += &format!(" GROUP BY {}", grouped.join(", "));
     }
-    // Groups across the same navigation come together (one nested object).
-    let mut listed: Vec<&Property> = groups.to_vec();
-    let first_segment = |p: &Property| p.name.split('/').next().unwrap_or_default().to_owned();
-    let place = |p: &Property| {
-        groups
-            .iter()
-            .position(|g| first_segment(g) == first_segment(p))
-            .unwrap_or_default()
-    };
-    listed.sort_by_key(|p| place(p));
-    let properties: Vec<Property> = listed
+    let listed: Vec<Property> = groups
         .iter()
         .map(|g| Property {
             name: g.name.clone(),
@@ -326,6 +316,9 @@ fn grouped(
             edm_type: g.edm_type,
             nullable: g.nullable,
         })
+        .collect();
+    let properties: Vec<Property> = navigations_together(listed)
+        .into_iter()
         .chain(measures.iter().map(Measure::property))
         .collect();
     let key = properties
@@ -411,6 +404,24 @@ fn after(
         branches: Vec::new(),
     });
     Ok(next)
+}
+
+/// `properties` with those across one navigation (`category/name`,
+/// `category/id`) moved together, where the first of them stands: an
+/// answer writes them as one nested object.
+fn navigations_together(properties: Vec<Property>) -> Vec<Property> {
+    let firsts: Vec<String> = properties
+        .iter()
+        .map(|p| p.name.split('/').next().unwrap_or_default().to_owned())
+        .collect();
+    let place = |i: usize| firsts.iter().position(|f| *f == firsts[i]).unwrap_or(i);
+    let mut placed: Vec<(usize, Property)> = properties
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (place(i), p))
+        .collect();
+    placed.sort_by_key(|(at, _)| *at);
+    placed.into_iter().map(|(_, p)| p).collect()
 }
 
 /// `order` as `ORDER BY` terms over the rows aliased `t0`, in OData's

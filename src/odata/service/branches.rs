@@ -3,7 +3,6 @@
 //! a group by which properties a row has), as its first column says.
 
 use super::cells::{Cells, Column};
-use super::prefix::Prefix;
 use super::reply::ODataError;
 use super::values::{Cell, Numbers};
 use crate::odata::Property;
@@ -29,26 +28,14 @@ impl Branches {
         let shapes = branches
             .iter()
             .map(|names| {
-                let carried: Vec<(usize, &Property)> = properties
+                let (indices, carried): (Vec<usize>, Vec<&Property>) = properties
                     .iter()
                     .enumerate()
                     .filter(|(_, p)| names.contains(&p.name))
                     .map(|(i, p)| (i, *p))
-                    .collect();
-                let (prefixes, suffix) =
-                    Prefix::object(carried.iter().map(|(_, p)| p.name.as_str()));
-                let columns = prefixes
-                    .into_iter()
-                    .zip(carried)
-                    .map(|(prefix, (i, p))| {
-                        let column = Column {
-                            prefix,
-                            edm: p.edm_type,
-                            quoted: numbers.quotes(p.edm_type),
-                        };
-                        (i, column)
-                    })
-                    .collect();
+                    .unzip();
+                let (columns, suffix) = Column::object(&carried, numbers);
+                let columns = indices.into_iter().zip(columns).collect();
                 Shape { columns, suffix }
             })
             .collect();

@@ -10,9 +10,9 @@ use std::cell::{OnceCell, RefCell};
 
 use super::prefix::Prefix;
 use super::reply::ODataError;
-use super::values::{write_bool, write_bytes, write_int, write_value, Cell};
+use super::values::{write_bool, write_bytes, write_int, write_value, Cell, Numbers};
 use crate::db::{pg_raw, pg_text, MyTemporal, ReadError};
-use crate::odata::EdmType;
+use crate::odata::{EdmType, Property};
 
 /// How one property of a row is written: what precedes its value, its
 /// type, and whether its number goes out as a JSON string (Int64 and
@@ -28,6 +28,23 @@ pub struct Column {
 }
 
 impl Column {
+    /// The columns of `properties` as members of one JSON object under
+    /// `numbers` (see [`Prefix::object`]), and what closes the nested
+    /// objects the last leaves open.
+    pub fn object(properties: &[&Property], numbers: Numbers) -> (Vec<Column>, Vec<u8>) {
+        let (prefixes, suffix) = Prefix::object(properties.iter().map(|p| p.name.as_str()));
+        let columns = prefixes
+            .into_iter()
+            .zip(properties)
+            .map(|(prefix, p)| Column {
+                prefix,
+                edm: p.edm_type,
+                quoted: numbers.quotes(p.edm_type),
+            })
+            .collect();
+        (columns, suffix)
+    }
+
     /// Writes the prefix, then the value `value` writes, as a string when
     /// [`quoted`](Self::quoted).
     #[inline]

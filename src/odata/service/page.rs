@@ -240,10 +240,8 @@ impl<'m> Ctx<'m> {
             None,
             self.numbers,
         );
-        if let Some(branches) = source.set.derived.as_ref().map(|d| &d.branches) {
-            if !branches.is_empty() {
-                layout = layout.branching(selected, branches, self.numbers);
-            }
+        if let Some(derived) = &source.set.derived {
+            layout = layout.branching(selected, &derived.branches, self.numbers);
         }
         let fetch = Fetch {
             restriction: source.restriction.as_ref(),

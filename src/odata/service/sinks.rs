@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use super::branches::Branches;
 use super::cells::{Cells, Column};
-use super::prefix::Prefix;
 use super::reply::{Chunk, ODataError, CHUNK_BYTES};
 use super::values::{key_literal, Cell, Numbers};
 use crate::odata::{EdmType, Literal, Property};
@@ -99,16 +98,7 @@ impl Layout {
         parent: Option<EdmType>,
         numbers: Numbers,
     ) -> Layout {
-        let (prefixes, suffix) = Prefix::object(properties.iter().map(|p| p.name.as_str()));
-        let prefixes = prefixes
-            .into_iter()
-            .zip(properties)
-            .map(|(prefix, p)| Column {
-                prefix,
-                edm: p.edm_type,
-                quoted: numbers.quotes(p.edm_type),
-            })
-            .collect();
+        let (prefixes, suffix) = Column::object(properties, numbers);
         let key_index = properties.iter().position(|p| p.name == key).unwrap_or(0);
         let key_type = properties
             .get(key_index)
@@ -124,16 +114,18 @@ impl Layout {
         }
     }
 
-    /// The same layout for rows of a `concat`'s branches, the key naming
-    /// each row's branch: a row carries those of `properties` (the
-    /// layout's) its branch has.
+    /// The same layout for rows of a `concat`'s branches (none: the
+    /// layout as it is), the key naming each row's branch: a row carries
+    /// those of `properties` (the layout's) its branch has.
     pub fn branching(
         mut self,
         properties: &[&Property],
         branches: &[Vec<String>],
         numbers: Numbers,
     ) -> Layout {
-        self.branches = Some(Branches::new(properties, branches, numbers));
+        if !branches.is_empty() {
+            self.branches = Some(Branches::new(properties, branches, numbers));
+        }
         self
     }
 
