@@ -12,13 +12,15 @@ use rocket::{Phase, Rocket};
 use secrecy::{ExposeSecret, SecretString};
 use time::OffsetDateTime;
 
+use crate::auth::two_factor::reopen_second_step_in;
 use crate::auth::users::{self, CreateUserError};
 use crate::auth::{passkeys, tokens, PasswordHasher};
 use crate::config::HashAlgorithm;
+use crate::db::Tx;
 use crate::db::{Db, DbError};
 use crate::domain::{Email, Password, PasswordRejection, SecretToken};
 use crate::events::{AuthEvent, Events, Origin};
-use crate::session::end_every_session;
+use crate::session::{credential_change, end_every_session, Ending};
 use crate::state::GatehouseState;
 use crate::Settings;
 
@@ -161,8 +163,10 @@ impl Accounts {
             })
     }
 
-    /// Replaces an account's password, rotates its remember-me token and
-    /// ends every session it has; answers how many sessions were ended.
+    /// Replaces an account's password, in one transaction with every
+    /// session, remember-me cookie and pending sign-in it ends (and a second
+    /// step closed by failures opened again); answers how many sessions were
+    /// ended.
     pub async fn set_password(
         &self,
         email: &Email,
@@ -170,8 +174,11 @@ impl Accounts {
     ) -> Result<u64, AccountError> {
         let user = self.user(email).await?;
         let hash = self.hash(password, &[email.as_str(), &user.name]).await?;
-        users::set_password_hash(&self.db, user.id, &hash).await?;
-        let ended = self.end_sessions_of(user.id).await?;
+        let new_password = async |tx: &mut Tx| {
+            users::set_password_hash_in(tx, user.id, &hash).await?;
+            reopen_second_step_in(tx, user.id).await
+        };
+        let ((), ended) = credential_change(&self.db, user.id, Ending::All, new_password).await?;
         self.emit(AuthEvent::PasswordChanged { user_id: user.id })
             .await;
         Ok(ended)

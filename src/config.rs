@@ -52,6 +52,10 @@ pub struct SessionSettings {
     pub absolute_hours: u32,
     /// Lifetime of the remember-me cookie.
     pub remember_days: u32,
+    /// How long after a recall rotated a remember-me cookie the replaced
+    /// validator still signs in, from the same client and device only (a
+    /// browser's own parallel requests); later it is taken for a copy.
+    pub remember_grace_seconds: u32,
 }
 
 impl Default for SessionSettings {
@@ -61,6 +65,7 @@ impl Default for SessionSettings {
             idle_minutes: 120,
             absolute_hours: 12,
             remember_days: 30,
+            remember_grace_seconds: 30,
         }
     }
 }

@@ -286,6 +286,7 @@ impl Fairing for Gatehouse {
             if let Err(e) = session.persist(gh, res).await {
                 tracing::error!(error = %e, "session could not be saved");
             }
+            crate::routes::notify::recall_notices(gh, req, session.take_notices()).await;
         }
         common_headers(res, gh.is_some_and(|gh| gh.settings.is_https()));
         if is_auth_path(req.uri().path().as_str()) {

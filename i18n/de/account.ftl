@@ -37,6 +37,7 @@ account-event-two_factor_disabled = Anmeldung in zwei Schritten ausgeschaltet
 account-event-two_factor_failed = Falscher Code bei der Anmeldung
 account-event-recovery_code_used = Wiederherstellungscode verwendet
 account-event-session_ended = Anderswo abgemeldet
+account-event-remember_theft = Ein kopiertes Anmelde-Cookie wurde abgewiesen; alle gemerkten Browser wurden abgemeldet
 account-event-token_created = API-Token erstellt
 account-event-token_revoked = API-Token widerrufen
 account-two_factor_pending = Die Anmeldung in zwei Schritten wird eingerichtet: Geben Sie den Code Ihrer Authenticator-App ein, um sie einzuschalten. Falls Sie den Schlüssel nicht mehr haben, beginnen Sie neu.

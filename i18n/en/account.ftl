@@ -37,6 +37,7 @@ account-event-two_factor_disabled = Two-factor sign-in turned off
 account-event-two_factor_failed = Wrong two-factor code
 account-event-recovery_code_used = Recovery code used
 account-event-session_ended = Signed out elsewhere
+account-event-remember_theft = A copied sign-in cookie was refused; every remembered browser was signed out
 account-event-token_created = API token created
 account-event-token_revoked = API token revoked
 account-two_factor_pending = Two-factor sign-in is being set up: enter the code your authenticator app shows to turn it on. If you no longer have the key, start again.

@@ -7,7 +7,7 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx};
 
 /// A user's credential epoch: 0 until the first change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -27,16 +27,16 @@ pub async fn current(db: &Db, user_id: i64) -> Result<Epoch, DbError> {
     }))
 }
 
-/// Moves the user's epoch on: everything waiting under an earlier one is
-/// void from now.
-pub async fn advance(db: &Db, user_id: i64) -> Result<(), DbError> {
-    let d = db.dialect();
+/// Moves the user's epoch on, in `tx`: everything waiting under an earlier
+/// one is void once `tx` commits.
+pub async fn advance_in(tx: &mut Tx, user_id: i64) -> Result<(), DbError> {
+    let d = tx.dialect();
     let sql = format!(
         "INSERT INTO gatehouse_credential_epochs (user_id, epoch) VALUES ($1, 1) {} \
          epoch = gatehouse_credential_epochs.epoch + 1",
         d.upsert("user_id")
     );
     let sql = d.placeholders(&sql);
-    db.execute(sqlx::query(&sql).bind(user_id)).await?;
+    tx.execute(sqlx::query(&sql).bind(user_id)).await?;
     Ok(())
 }

@@ -10,8 +10,12 @@
 //! Failures also count for a day: the one that makes
 //! [`DAY_LIMIT`] within 24 hours locks the second step for
 //! [`LOCK_SECONDS`], and is reported once ([`Failure::LockedOut`]).
+//! [`IN_ROW_LIMIT`] failures with no success between close the second step
+//! until the password is reset by mail (NIST SP 800-63B 5.2.2), reported
+//! once ([`Failure::Closed`]).
 
 use super::throttle::{Attempt, Begun, Check, Throttle};
+use super::two_factor::{clear_failures_in_row, count_failure_in_row, failures_in_row};
 use crate::db::{Db, DbError};
 
 /// Failed codes within [`DAY_SECONDS`] that lock the second step.
@@ -20,6 +24,12 @@ pub const DAY_LIMIT: u32 = 20;
 pub const DAY_SECONDS: u32 = 24 * 3600;
 /// How long a locked second step checks no code.
 pub const LOCK_SECONDS: u32 = 3600;
+/// Failed codes in a row (no success between) that close the second step
+/// until a reset by mail.
+pub const IN_ROW_LIMIT: u32 = 100;
+/// What a closed second step answers in `Retry-After`: no code is checked
+/// until a reset, so a client waits at least a day.
+pub const CLOSED_RETRY_SECONDS: u64 = 24 * 3600;
 
 /// The second-factor counters of every user.
 #[derive(Clone, Debug)]
@@ -30,6 +40,8 @@ pub struct SecondFactorLimit {
     day: Throttle,
     /// One hit while the second step is locked.
     lock: Throttle,
+    /// Where the failures in a row are counted.
+    db: Db,
 }
 
 /// The answer of [`SecondFactorLimit::reserve`].
@@ -66,6 +78,10 @@ pub enum Failure {
         /// Seconds until codes are checked again.
         retry_after: u64,
     },
+    /// This failure was the [`IN_ROW_LIMIT`]th in a row: the second step
+    /// is closed until the password is reset by mail. Reported to exactly
+    /// one failure.
+    Closed,
 }
 
 impl SecondFactorLimit {
@@ -75,12 +91,18 @@ impl SecondFactorLimit {
             window: Throttle::new(db.clone(), "two-factor", attempts.max(1), window_seconds),
             day: Throttle::new(db.clone(), "two-factor-day", DAY_LIMIT - 1, DAY_SECONDS),
             lock: Throttle::new(db.clone(), "two-factor-lock", 1, LOCK_SECONDS),
+            db: db.clone(),
         }
     }
 
     /// Reserves the check of one code of `user_id`, before the code is
     /// looked at.
     pub async fn reserve(&self, user_id: i64) -> Result<Reserved, DbError> {
+        if failures_in_row(&self.db, user_id).await? >= i64::from(IN_ROW_LIMIT) {
+            return Ok(Reserved::Refused {
+                retry_after: CLOSED_RETRY_SECONDS,
+            });
+        }
         if let Some(retry_after) = self.locked(user_id).await? {
             return Ok(Reserved::Refused { retry_after });
         }
@@ -110,6 +132,16 @@ impl SecondFactorCheck {
             user_id,
         } = *self;
         check.failed().await?;
+        let in_row = count_failure_in_row(&limit.db, user_id).await?;
+        match in_row.cmp(&i64::from(IN_ROW_LIMIT)) {
+            std::cmp::Ordering::Equal => return Ok(Failure::Closed),
+            std::cmp::Ordering::Greater => {
+                return Ok(Failure::Counted {
+                    spent: Some(CLOSED_RETRY_SECONDS),
+                })
+            }
+            _ => {}
+        }
         let day_key = limit.day.user_key(user_id);
         if let Attempt::Refused { first: true, .. } = limit.day.hit(&day_key).await? {
             limit.lock.record(&limit.lock.user_key(user_id)).await?;
@@ -124,9 +156,11 @@ impl SecondFactorCheck {
         Ok(Failure::Counted { spent })
     }
 
-    /// The code was right: the window's counter is cleared (the day's is
-    /// not: a right code now and then does not buy more guesses).
+    /// The code was right: the window's counter and the row of failures
+    /// are cleared (the day's is not: a right code now and then does not buy
+    /// more guesses).
     pub async fn succeeded(self: Box<Self>) -> Result<(), DbError> {
+        clear_failures_in_row(&self.limit.db, self.user_id).await?;
         self.check.succeeded().await
     }
 }

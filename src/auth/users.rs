@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx};
 use crate::domain::{Email, SecretToken};
 
 /// A user as the sign-in flow needs it.
@@ -99,12 +99,24 @@ pub async fn create(
 
 /// Replaces a user's password hash.
 pub async fn set_password_hash(db: &Db, id: i64, password_hash: &str) -> Result<(), DbError> {
+    let mut tx = Tx::begin(db).await?;
+    set_password_hash_in(&mut tx, id, password_hash).await?;
+    tx.commit().await
+}
+
+/// Replaces a user's password hash, in `tx`.
+pub async fn set_password_hash_in(
+    tx: &mut Tx,
+    id: i64,
+    password_hash: &str,
+) -> Result<(), DbError> {
+    let d = tx.dialect();
     let sql = format!(
         "UPDATE users SET password = $1, updated_at = {} WHERE id = $2",
-        db.dialect().now_utc()
+        d.now_utc()
     );
-    db.execute(
-        sqlx::query(&db.dialect().placeholders(&sql))
+    tx.execute(
+        sqlx::query(&d.placeholders(&sql))
             .bind(password_hash.to_owned())
             .bind(id),
     )
@@ -135,11 +147,19 @@ pub async fn ensure_remember_token(db: &Db, id: i64) -> Result<String, DbError> 
     }
 }
 
-/// Replaces `remember_token`, voiding every remember-me cookie of the user.
+/// Replaces `remember_token` (Laravel's remember-me column).
 pub async fn rotate_remember_token(db: &Db, id: i64) -> Result<String, DbError> {
+    let mut tx = Tx::begin(db).await?;
+    let token = rotate_remember_token_in(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(token)
+}
+
+/// Replaces `remember_token`, in `tx`.
+pub async fn rotate_remember_token_in(tx: &mut Tx, id: i64) -> Result<String, DbError> {
     let token = SecretToken::generate().expose().to_owned();
-    db.execute(
-        db.query("UPDATE users SET remember_token = $1 WHERE id = $2")
+    tx.execute(
+        tx.query("UPDATE users SET remember_token = $1 WHERE id = $2")
             .bind(token.clone())
             .bind(id),
     )

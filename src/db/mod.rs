@@ -19,6 +19,7 @@ mod reader;
 mod replicas;
 mod schema;
 mod server_url;
+mod tx;
 
 pub use dialect::Dialect;
 pub use each::{EngineRow, RowReader};
@@ -29,6 +30,7 @@ pub use postgres::{raw as pg_raw, PgReads};
 pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
 pub use replicas::Replicas;
 pub use schema::{table_columns, Column, SqlType};
+pub use tx::Tx;
 
 use failover::{find_writable, Primary};
 use pg_url::Hosts;

@@ -132,6 +132,14 @@ pub enum AuthEvent {
         /// How many sessions ended.
         ended: u64,
     },
+    /// A copy of a remember-me cookie was presented (a replaced
+    /// validator, after the grace or from another browser): every
+    /// remember-me cookie of the user was voided and the sessions the
+    /// cookie signed in ended.
+    RememberTheft {
+        /// `users.id`.
+        user_id: i64,
+    },
     /// A personal access token was issued.
     TokenCreated {
         /// `users.id` of the account the token acts for.
@@ -173,6 +181,7 @@ impl AuthEvent {
             Self::TwoFactorFailed { .. } => "TwoFactorFailed",
             Self::RecoveryCodeUsed { .. } => "RecoveryCodeUsed",
             Self::SessionEnded { .. } => "SessionEnded",
+            Self::RememberTheft { .. } => "RememberTheft",
             Self::TokenCreated { .. } => "TokenCreated",
             Self::TokenRevoked { .. } => "TokenRevoked",
         }
@@ -182,7 +191,7 @@ impl AuthEvent {
     /// from the `SecurityEvents` set: `login`, `failed`, `lockout`,
     /// `logout`, `password_reset`, `password_changed`,
     /// `two_factor_enabled`, `two_factor_disabled`, `two_factor_failed`,
-    /// `recovery_code_used`, `session_ended`, `token_created`,
+    /// `recovery_code_used`, `session_ended`, `remember_theft`, `token_created`,
     /// `token_revoked`, `passkey_added`, `passkey_removed`,
     /// `passkey_refused`.
     ///
@@ -207,6 +216,7 @@ impl AuthEvent {
             Self::TwoFactorFailed { .. } => "two_factor_failed",
             Self::RecoveryCodeUsed { .. } => "recovery_code_used",
             Self::SessionEnded { .. } => "session_ended",
+            Self::RememberTheft { .. } => "remember_theft",
             Self::TokenCreated { .. } => "token_created",
             Self::TokenRevoked { .. } => "token_revoked",
         }
@@ -230,6 +240,7 @@ impl AuthEvent {
             | Self::TwoFactorFailed { user_id }
             | Self::RecoveryCodeUsed { user_id }
             | Self::SessionEnded { user_id, .. }
+            | Self::RememberTheft { user_id }
             | Self::TokenCreated { user_id, .. }
             | Self::TokenRevoked { user_id, .. } => Some(*user_id),
         }
@@ -285,6 +296,11 @@ impl AuthEvent {
                 user_id,
                 passkey_id,
                 "passkey refused: its signature counter went backwards"
+            ),
+            Self::RememberTheft { user_id } => tracing::warn!(
+                event = name,
+                user_id,
+                "a copied remember-me cookie was presented: every remember-me cookie of the user voided"
             ),
             Self::Failed { .. } => tracing::info!(event = name, "sign-in failed"),
             Self::Lockout { ip, .. } => {

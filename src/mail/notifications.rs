@@ -71,9 +71,15 @@ pub enum Notice {
         time: String,
         /// The client address.
         ip: String,
-        /// The browser, as its `User-Agent` names it ("Chrome 131 on Linux").
-        browser: String,
+        /// The browser in words of Gatehouse's own: the family and
+        /// operating system a User-Agent parser recognised ("Chrome 131 on
+        /// Linux"), or `None` for "an unknown browser". No text of the
+        /// request itself.
+        browser: Option<String>,
     },
+    /// A copy of a remember-me cookie was presented: every remember-me
+    /// cookie of the account was voided.
+    RememberTheft,
     /// Two-factor sign-in was turned on.
     TwoFactorOn,
     /// Two-factor sign-in was turned off.
@@ -97,6 +103,7 @@ impl Notice {
     fn prefix(&self) -> &'static str {
         match self {
             Self::NewDevice { .. } => "mail-new-device",
+            Self::RememberTheft => "mail-remember-theft",
             Self::TwoFactorOn => "mail-two-factor-on",
             Self::TwoFactorOff => "mail-two-factor-off",
             Self::RecoveryCodesRenewed => "mail-recovery-renewed",
@@ -209,23 +216,30 @@ impl Composer {
     }
 
     /// "Someone is trying to sign in to your account": `attempts` wrong
-    /// second-factor codes in a day, so the password is known to someone;
-    /// points at the forgot-password screen.
+    /// second-factor codes in a day (closed for an hour), or in a row
+    /// (`until_reset`: closed until the password is reset by mail), so the
+    /// password is known to someone; points at the forgot-password screen.
     pub fn second_factor_lockout(
         &self,
         language: Language,
         name: &str,
         attempts: u32,
+        until_reset: bool,
         forgot_link: &str,
     ) -> Result<Notification, String> {
         let attempts = attempts.to_string();
+        let body = if until_reset {
+            "mail-lockout-closed-body"
+        } else {
+            "mail-lockout-body"
+        };
         self.render(
             "second-factor-lockout",
             language,
             &[
                 ("subject", "mail-lockout-subject"),
                 ("greeting", "mail-lockout-greeting"),
-                ("body", "mail-lockout-body"),
+                ("body", body),
                 ("warning", "mail-lockout-warning"),
                 ("signature", "mail-signature"),
             ],
@@ -264,9 +278,16 @@ impl Composer {
         ];
         let details = match notice {
             Notice::NewDevice { time, ip, browser } => [
-                ("mail-new-device-time", "time", time),
-                ("mail-new-device-ip", "ip", ip),
-                ("mail-new-device-browser", "browser", browser),
+                ("mail-new-device-time", "time", time.clone()),
+                ("mail-new-device-ip", "ip", ip.clone()),
+                (
+                    "mail-new-device-browser",
+                    "browser",
+                    browser.clone().unwrap_or_else(|| {
+                        self.catalog
+                            .text(language, "mail-new-device-unknown-browser", &[])
+                    }),
+                ),
             ]
             .iter()
             .map(|(id, arg, value)| self.catalog.text(language, id, &[(arg, value.as_str())]))

@@ -5,7 +5,7 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
-use super::confirm::{confirm_password, void_other_devices};
+use super::confirm::{confirm_password, keep_remembered};
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
 use crate::auth::users;
@@ -17,13 +17,15 @@ use crate::mail::mailbox;
 use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{store, AuthUser, Session};
+use crate::db::Tx;
+use crate::session::{credential_change, AuthUser, Ending, Session};
 use crate::state::GatehouseState;
 
-/// Replaces the password after checking the current one: every other session
-/// of the user ends and every other device's remember cookie is void,
-/// `remember_token` rotates, pending second steps are dropped, this session
-/// goes on under a new id, and the "password changed" mail goes out.
+/// Replaces the password after checking the current one, in one
+/// transaction with every session of the user, every remember cookie and
+/// every pending second step it ends; `remember_token` rotates, this
+/// session goes on under a new id (with a new remember cookie if it had
+/// one), and the "password changed" mail goes out.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/password", data = "<body>")]
 pub async fn change_password(
@@ -50,12 +52,12 @@ pub async fn change_password(
             .hash(&SecretString::from(password.expose().to_owned()))
             .await
             .map_err(AuthError::Internal)?;
-        users::set_password_hash(&gh.db, user.id, &hash).await?;
-        store::delete_for_user(&gh.db, user.id).await?;
-        // This browser stays signed in, under an id minted now, with its
-        // remember cookie; every other device's is void.
+        let new_password = async |tx: &mut Tx| users::set_password_hash_in(tx, user.id, &hash).await;
+        credential_change(&gh.db, user.id, Ending::All, new_password).await?;
+        // This browser stays signed in, under an id minted now, with a new
+        // remember cookie if it had one; every other is void.
         session.sign_in(user.id);
-        void_other_devices(gh, jar, &session, user.id).await?;
+        keep_remembered(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, &from).await;
         send_password_changed(gh, language, &user.name, &user.email);
         if input.is_form() {

@@ -6,15 +6,12 @@ use rocket::http::CookieJar;
 use secrecy::SecretString;
 
 use super::password_check::{check_password, Checked};
-use crate::auth::{epoch, users};
 use crate::body::Input;
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::Origin;
 use crate::security::ClientIp;
-use crate::session::{
-    follow_remembered, remembered_selector, void_other_remembered, AuthUser, Session,
-};
+use crate::session::{reissue_remembered, AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// Reads the password field `field` of `input` and checks it is `user`'s.
@@ -45,22 +42,16 @@ pub async fn confirm_password(
     }
 }
 
-/// After a change to how `user_id` signs in: every remember cookie of the
-/// user is voided but this browser's own, which now belongs to `session`
-/// (signed in under a new id, or kept); `remember_token` rotates (Laravel's
-/// column) and the credential epoch moves on.
-pub async fn void_other_devices(
+/// After a credential change committed (every remember cookie of the user
+/// void): this browser, if it had a remember cookie, gets a new one for its
+/// session, so that only a copy of the old one stops working.
+pub async fn keep_remembered(
     gh: &GatehouseState,
     jar: &CookieJar<'_>,
     session: &Session,
     user_id: i64,
 ) -> Result<(), AuthError> {
-    let own = remembered_selector(jar, gh);
-    void_other_remembered(&gh.db, user_id, own.as_deref()).await?;
-    if let (Some(own), Some(session_id)) = (own, session.stored_id()) {
-        follow_remembered(&gh.db, &own, &session_id).await?;
-    }
-    users::rotate_remember_token(&gh.db, user_id).await?;
-    epoch::advance(&gh.db, user_id).await?;
+    let session_id = session.stored_id().unwrap_or_default();
+    reissue_remembered(jar, gh, user_id, &session_id).await?;
     Ok(())
 }

@@ -12,7 +12,7 @@ mod forgot;
 mod intents;
 mod login;
 mod logout;
-mod notify;
+pub(crate) mod notify;
 mod passkeys;
 mod password_check;
 mod pending;

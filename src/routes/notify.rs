@@ -6,11 +6,14 @@
 use time::macros::format_description;
 use time::OffsetDateTime;
 
-use crate::events::Origin;
+use rocket::request::Request;
+
+use crate::auth::users;
+use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::mail::{mailbox, Notice};
 use crate::screens::Screen;
-use crate::session::AuthUser;
+use crate::session::{AuthUser, RecallNotice};
 use crate::state::GatehouseState;
 
 /// The owner of an account, as a mail addresses them.
@@ -41,6 +44,33 @@ pub fn notify(gh: &GatehouseState, to: Recipient<'_>, language: Language, notice
     }
 }
 
+/// Tells owners what the recalls of `req` found (a recall on a new
+/// device, a copied cookie): the `remember_theft` event and the mails, in
+/// the request's language. Never fails the request.
+pub async fn recall_notices(gh: &GatehouseState, req: &Request<'_>, notices: Vec<RecallNotice>) {
+    if notices.is_empty() {
+        return;
+    }
+    let Some(from) = req.guard::<Origin>().await.succeeded() else {
+        return;
+    };
+    let language = req.guard::<Language>().await.succeeded().unwrap_or_default();
+    for notice in notices {
+        let (user_id, mail) = match notice {
+            RecallNotice::NewDevice { user_id } => (user_id, new_device(&from)),
+            RecallNotice::Theft { user_id } => {
+                gh.events.emit(AuthEvent::RememberTheft { user_id }, &from).await;
+                (user_id, Notice::RememberTheft)
+            }
+        };
+        match users::find_by_id(&gh.db, user_id).await {
+            Ok(Some(user)) => notify(gh, Recipient { name: &user.name, email: &user.email }, language, &mail),
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "security notice not sent"),
+        }
+    }
+}
+
 /// The notice of a sign-in from a new device, from the request's origin.
 pub fn new_device(from: &Origin) -> Notice {
     let time = OffsetDateTime::now_utc()
@@ -54,29 +84,31 @@ pub fn new_device(from: &Origin) -> Notice {
     }
 }
 
-/// "Chrome 131.0 on Linux" from a `User-Agent`; the header itself (cut)
-/// when it names no known browser.
-fn browser(user_agent: Option<&str>) -> String {
+/// "Chrome 131.0 on Linux": the browser family and operating system a
+/// User-Agent parser recognised (names from its own list), with at most two
+/// numeric parts of the version; `None` ("an unknown browser") otherwise.
+/// No text of the header itself reaches a mail.
+fn browser(user_agent: Option<&str>) -> Option<String> {
     const UNKNOWN: &str = "UNKNOWN";
-    let Some(agent) = user_agent.filter(|a| !a.trim().is_empty()) else {
-        return "-".to_owned();
-    };
-    match woothee::parser::Parser::new().parse(agent) {
-        Some(found) if found.name != UNKNOWN => {
-            let version = found.version.split('.').take(2).collect::<Vec<_>>().join(".");
-            let name = if version.is_empty() || version == UNKNOWN {
-                found.name.to_owned()
-            } else {
-                format!("{} {version}", found.name)
-            };
-            if found.os == UNKNOWN {
-                name
-            } else {
-                format!("{name} on {}", found.os)
-            }
-        }
-        _ => agent.chars().take(120).collect(),
+    let found = woothee::parser::Parser::new().parse(user_agent?)?;
+    if found.name == UNKNOWN || found.category == "crawler" {
+        return None;
     }
+    let version: Vec<&str> = found
+        .version
+        .split('.')
+        .take(2)
+        .take_while(|part| !part.is_empty() && part.len() <= 6 && part.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    let name = match version.as_slice() {
+        [] => found.name.to_owned(),
+        parts => format!("{} {}", found.name, parts.join(".")),
+    };
+    Some(if found.os == UNKNOWN {
+        name
+    } else {
+        format!("{name} on {}", found.os)
+    })
 }
 
 #[cfg(test)]
@@ -87,10 +119,14 @@ mod tests {
     fn browsers_are_named_from_their_user_agent() {
         let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
                       Chrome/131.0.6778.85 Safari/537.36";
-        assert_eq!(browser(Some(chrome)), "Chrome 131.0 on Linux");
-        assert!(browser(Some("curl/8.5.0")).contains("curl"));
+        assert_eq!(browser(Some(chrome)).as_deref(), Some("Chrome 131.0 on Linux"));
+        let planted = "Call +1 555 0100 now or visit https://evil.example/recover";
+        assert_eq!(browser(Some(planted)), None, "no text of the header");
         let unknown = "x".repeat(300);
-        assert_eq!(browser(Some(&unknown)).len(), 120, "an unknown agent, cut");
-        assert_eq!(browser(None), "-");
+        assert_eq!(browser(Some(&unknown)), None);
+        assert_eq!(browser(None), None);
+        let odd = "Mozilla/5.0 (Windows NT 10.0) Chrome/131.0<a href=x>.1 Safari/537.36";
+        let named = browser(Some(odd)).unwrap_or_default();
+        assert!(!named.contains('<') && !named.contains("href"), "{named}");
     }
 }

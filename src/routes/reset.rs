@@ -19,7 +19,9 @@ use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::Screen;
 use crate::security::SameOrigin;
-use crate::session::{end_every_session, Guest, Session};
+use crate::auth::two_factor::reopen_second_step_in;
+use crate::db::Tx;
+use crate::session::{credential_change, Ending, Guest, Session};
 use crate::state::GatehouseState;
 
 /// The courtesy pre-check of a mailed link: to the set-password screen when
@@ -121,9 +123,7 @@ async fn reset(
     let Some(user) = users::find_by_email(&gh.db, &form.email).await? else {
         return Err(AuthError::ResetFailed);
     };
-    if !broker::is_live(&gh.db, &form.email, &form.token, lifetime).await?
-        || !broker::consume(&gh.db, &form.email, &form.token).await?
-    {
+    if !broker::is_live(&gh.db, &form.email, &form.token, lifetime).await? {
         return Err(AuthError::ResetFailed);
     }
     let hash = gh
@@ -131,8 +131,17 @@ async fn reset(
         .hash(&SecretString::from(form.password.expose().to_owned()))
         .await
         .map_err(AuthError::Internal)?;
-    users::set_password_hash(&gh.db, user.id, &hash).await?;
-    end_every_session(&gh.db, user.id).await?;
+    // The token spent, the password, and every session, remember cookie
+    // and pending sign-in ended: all of it, or none of it.
+    let new_password = async |tx: &mut Tx| {
+        if !broker::consume_in(tx, &form.email, &form.token).await? {
+            return Err(AuthError::ResetFailed);
+        }
+        users::set_password_hash_in(tx, user.id, &hash).await?;
+        reopen_second_step_in(tx, user.id).await?;
+        Ok(())
+    };
+    credential_change(&gh.db, user.id, Ending::All, new_password).await?;
     gh.events
         .emit(AuthEvent::PasswordReset { user_id: user.id }, from)
         .await;

@@ -7,7 +7,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::confirm::{confirm_password, void_other_devices};
+use super::confirm::{confirm_password, keep_remembered};
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
 use crate::error::AuthError;
@@ -15,7 +15,8 @@ use crate::events::{AuthEvent, Origin};
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{store, void_remembered_session, AuthUser, Session};
+use crate::db::Tx;
+use crate::session::{credential_change, store, void_remembered_session, AuthUser, Ending, Session};
 use crate::state::GatehouseState;
 
 /// The user's sessions as `{"value": [...]}`, most recently active first.
@@ -78,7 +79,7 @@ pub async fn end(
         .ok_or(AuthError::NotFound)?;
     store::delete(&gh.db, &target.id_hash).await?;
     // That device's remember cookie would sign it in again.
-    void_remembered_session(&gh.db, &target.id_hash).await?;
+    void_remembered_session(&gh.db, &target.id_hash, target.remember_selector.as_deref()).await?;
     if session.stored_id().as_deref() == Some(target.id_hash.as_str()) {
         session.destroy();
     }
@@ -94,9 +95,10 @@ pub async fn end(
     Ok(Ended::Done(Status::NoContent))
 }
 
-/// Ends every other session of the caller after checking the password, voids
-/// every other device's remember cookie (this browser keeps its own), rotates
-/// `remember_token` and drops pending second steps.
+/// Ends every other session of the caller after checking the password, in
+/// one transaction with every remember cookie of the user and every pending
+/// second step; `remember_token` rotates, and this browser gets a new
+/// remember cookie if it had one.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/sessions/end-others", data = "<body>")]
 pub async fn end_others(
@@ -113,8 +115,9 @@ pub async fn end_others(
         let input = body?;
         confirm_password(gh, &user, client, &from, &input, "password").await?;
         let keep = session.stored_id().unwrap_or_default();
-        let ended = store::delete_others(&gh.db, user.id, &keep).await?;
-        void_other_devices(gh, jar, &session, user.id).await?;
+        let nothing = async |_: &mut Tx| Ok::<_, AuthError>(());
+        let ((), ended) = credential_change(&gh.db, user.id, Ending::AllBut(&keep), nothing).await?;
+        keep_remembered(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::SessionEnded {
             user_id: user.id,
             ended,

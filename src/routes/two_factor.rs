@@ -12,14 +12,15 @@ use serde_json::{json, Value};
 use super::account;
 use super::ceremony::Ceremony;
 use super::passkeys;
-use super::confirm::{confirm_password, void_other_devices};
+use super::confirm::{confirm_password, keep_remembered};
 use super::login::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use super::pending;
-use crate::auth::epoch;
-use crate::auth::second_factor::{Failure, Reserved, DAY_LIMIT};
+use crate::auth::second_factor::{
+    Failure, Reserved, SecondFactorCheck, CLOSED_RETRY_SECONDS, DAY_LIMIT, IN_ROW_LIMIT,
+};
 use crate::auth::passkeys::Assertion;
-use crate::auth::two_factor::RecoveryCodes;
+use crate::auth::two_factor::{RecoveryCodes, TwoFactorError};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
@@ -29,7 +30,8 @@ use crate::mail::{mailbox, Notice};
 use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{AuthUser, Guest, Session};
+use crate::db::Tx;
+use crate::session::{credential_change, AuthUser, Ending, Guest, Session};
 use crate::state::GatehouseState;
 
 /// A JSON or redirect answer, or a page rendered in place (what must never
@@ -102,8 +104,12 @@ fn code_field(input: &Input, name: &str) -> Result<String, AuthError> {
 }
 
 /// `POST /auth/two-factor/confirm` `{code}`: turns it on and shows the
-/// recovery codes once; every other device's remember cookie is void and
-/// pending sign-ins are dropped.
+/// recovery codes once. The code is reserved on the user's second-factor
+/// count before it is checked (429 once the window is spent), and a wrong
+/// one counts toward the second-factor lockout. Turning it on commits with
+/// every remember cookie of the user void, the sessions they recalled ended
+/// and pending sign-ins dropped; this browser gets a new remember cookie if
+/// it had one.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/confirm", data = "<body>")]
 pub async fn confirm(
@@ -119,13 +125,24 @@ pub async fn confirm(
     let answer = async {
         let input = body?;
         let code = code_field(&input, "code")?;
-        let codes = gh
-            .two_factor
-            .confirm(user.id, &code)
-            .await?;
-        // Remember cookies issued without the second factor no longer sign
-        // in alone; this browser's own is kept.
-        void_other_devices(gh, jar, &session, user.id).await?;
+        let check = match gh.throttles.second_factor.reserve(user.id).await? {
+            Reserved::Check(check) => check,
+            Reserved::Refused { retry_after } => return Err(AuthError::Throttled { retry_after }),
+        };
+        let code = match gh.two_factor.check_enrolment(user.id, &code).await {
+            Ok(code) => code,
+            Err(TwoFactorError::WrongCode) => {
+                return Err(failed(gh, check, user.id, &from, language).await?);
+            }
+            Err(other) => return Err(other.into()),
+        };
+        check.succeeded().await?;
+        let own = session.stored_id().unwrap_or_default();
+        let turn_on = async |tx: &mut Tx| gh.two_factor.activate(tx, code).await;
+        let (codes, _) = credential_change(&gh.db, user.id, Ending::RecalledBut(&own), turn_on)
+            .await
+            .map_err(AuthError::from)?;
+        keep_remembered(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, &from).await;
         notify(gh, recipient(&user), language, &Notice::TwoFactorOn);
         shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
@@ -134,8 +151,41 @@ pub async fn confirm(
     Posted(answer)
 }
 
+/// A wrong second-factor code, counted (the `two_factor_failed` event; the
+/// lockout's event and mail when it locked or closed the second step):
+/// the error to answer, 429 once no further code is checked.
+async fn failed(
+    gh: &GatehouseState,
+    check: Box<SecondFactorCheck>,
+    user_id: i64,
+    from: &Origin,
+    language: Language,
+) -> Result<AuthError, AuthError> {
+    let failure = check.failed().await?;
+    gh.events
+        .emit(AuthEvent::TwoFactorFailed { user_id }, from)
+        .await;
+    let spent = match failure {
+        Failure::Counted { spent } => spent,
+        Failure::LockedOut { retry_after } => {
+            locked_out(gh, user_id, from, language, Lockout::Hour).await?;
+            Some(retry_after)
+        }
+        Failure::Closed => {
+            locked_out(gh, user_id, from, language, Lockout::UntilReset).await?;
+            Some(CLOSED_RETRY_SECONDS)
+        }
+    };
+    Ok(match spent {
+        Some(retry_after) => AuthError::Throttled { retry_after },
+        None => AuthError::TwoFactorFailed,
+    })
+}
+
 /// `POST /auth/two-factor/recovery-codes` `{password}`: a new set; the old
-/// one stops working.
+/// one stops working, in one transaction with every remember cookie of the
+/// user, the sessions they recalled and pending sign-ins; this browser gets
+/// a new remember cookie if it had one.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/recovery-codes", data = "<body>")]
 pub async fn recovery_codes(
@@ -145,17 +195,19 @@ pub async fn recovery_codes(
     from: Origin,
     client: ClientIp,
     language: Language,
+    jar: &CookieJar<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
     let answer = async {
         let input = body?;
         confirm_password(gh, &user, client, &from, &input, "password").await?;
-        let codes = gh
-            .two_factor
-            .new_recovery_codes(user.id)
-            .await?;
-        epoch::advance(&gh.db, user.id).await?;
+        let own = session.stored_id().unwrap_or_default();
+        let renew = async |tx: &mut Tx| gh.two_factor.new_recovery_codes_in(tx, user.id).await;
+        let (codes, _) = credential_change(&gh.db, user.id, Ending::RecalledBut(&own), renew)
+            .await
+            .map_err(AuthError::from)?;
+        keep_remembered(gh, jar, &session, user.id).await?;
         notify(gh, recipient(&user), language, &Notice::RecoveryCodesRenewed);
         shown_codes(gh, &user, &session, language, &input, "recovery_codes_renewed", &codes).await
     }
@@ -189,8 +241,10 @@ async fn shown_codes(
         .map(Shown::Page)
 }
 
-/// `POST /auth/two-factor/disable` `{password}`: every other device's
-/// remember cookie is void and pending sign-ins are dropped.
+/// `POST /auth/two-factor/disable` `{password}`: in one transaction with
+/// every remember cookie of the user void, the sessions they recalled ended
+/// and pending sign-ins dropped; this browser gets a new remember cookie if
+/// it had one.
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/disable", data = "<body>")]
 pub async fn disable(
@@ -207,10 +261,12 @@ pub async fn disable(
     let answer = async {
         let input = body?;
         confirm_password(gh, &user, client, &from, &input, "password").await?;
-        gh.two_factor
-            .disable(user.id)
-            .await?;
-        void_other_devices(gh, jar, &session, user.id).await?;
+        let own = session.stored_id().unwrap_or_default();
+        let turn_off = async |tx: &mut Tx| gh.two_factor.disable_in(tx, user.id).await;
+        credential_change(&gh.db, user.id, Ending::RecalledBut(&own), turn_off)
+            .await
+            .map_err(AuthError::from)?;
+        keep_remembered(gh, jar, &session, user.id).await?;
         gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, &from).await;
         notify(gh, recipient(&user), language, &Notice::TwoFactorOff);
         let body = json!({"message": "two_factor_disabled"});
@@ -311,20 +367,10 @@ pub async fn challenge(
                 // Dropped unreported: counted as a failure.
                 return Err(error);
             }
-            let failure = check.failed().await?;
-            gh.events
-                .emit(AuthEvent::TwoFactorFailed { user_id: pending.user_id }, &from)
-                .await;
-            let spent = match failure {
-                Failure::Counted { spent } => spent,
-                Failure::LockedOut { retry_after } => {
-                    locked_out(gh, pending.user_id, &from, language).await?;
-                    Some(retry_after)
-                }
-            };
-            if let Some(retry_after) = spent {
+            let answer = failed(gh, check, pending.user_id, &from, language).await?;
+            if matches!(answer, AuthError::Throttled { .. }) {
                 pending::end(&session);
-                return Err(AuthError::Throttled { retry_after });
+                return Err(answer);
             }
             return Err(error);
         }
@@ -368,13 +414,24 @@ pub async fn passkey_options(
     Ok(Json(passkeys::public_key(options)))
 }
 
-/// The day's limit of wrong codes was reached: the `lockout` event and
-/// the mail to the user, who learns that their password is known.
+/// How long a lockout keeps the second step closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lockout {
+    /// The day's limit: an hour.
+    Hour,
+    /// Failures in a row: until the password is reset by mail.
+    UntilReset,
+}
+
+/// The day's limit of wrong codes was reached, or the limit in a row: the
+/// `lockout` event and the mail to the user, who learns that their
+/// password is known (and, closed until a reset, how to open it again).
 async fn locked_out(
     gh: &GatehouseState,
     user_id: i64,
     from: &Origin,
     language: Language,
+    lockout: Lockout,
 ) -> Result<(), AuthError> {
     gh.events
         .emit(AuthEvent::SecondFactorLockout { user_id }, from)
@@ -385,7 +442,16 @@ async fn locked_out(
     let forgot = gh.settings.absolute(Screen::ForgotPassword.path());
     let sent = gh
         .composer
-        .second_factor_lockout(language, &user.name, DAY_LIMIT, &forgot)
+        .second_factor_lockout(
+            language,
+            &user.name,
+            match lockout {
+                Lockout::Hour => DAY_LIMIT,
+                Lockout::UntilReset => IN_ROW_LIMIT,
+            },
+            lockout == Lockout::UntilReset,
+            &forgot,
+        )
         .and_then(|mail| mailbox(&user.name, &user.email).map(|to| gh.mailer.send(to, mail)));
     if let Err(e) = sent {
         tracing::error!(error = %e, "second-factor lockout mail not sent");

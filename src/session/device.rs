@@ -12,8 +12,25 @@ use crate::db::{Db, DbError};
 use crate::domain::{sha256_hex, SecretToken};
 use crate::shared::Shared;
 
-/// The device cookie's name.
+/// The device cookie's name (without the `__Host-` prefix it has under
+/// https).
 pub const DEVICE_COOKIE: &str = "gatehouse_device";
+
+/// The device cookie's name: `__Host-` prefixed when `base_url` is https.
+pub fn device_cookie_name(settings: &crate::config::Settings) -> String {
+    if settings.is_https() {
+        format!("__Host-{DEVICE_COOKIE}")
+    } else {
+        DEVICE_COOKIE.to_owned()
+    }
+}
+
+/// The SHA-256 hex of the device cookie this browser sent, if any.
+pub fn presented(jar: &CookieJar<'_>, gh: &Shared) -> Option<String> {
+    jar.get_private(&device_cookie_name(&gh.settings))
+        .filter(|cookie| !cookie.value().is_empty())
+        .map(|cookie| sha256_hex(cookie.value()))
+}
 
 /// How long a browser keeps its device cookie (browsers cap cookies at 400).
 const LIFETIME_DAYS: i64 = 400;
@@ -35,11 +52,12 @@ pub async fn signed_in_on(
     gh: &Shared,
     user_id: i64,
 ) -> Result<Device, DbError> {
-    let id = match jar.get_private(DEVICE_COOKIE) {
+    let name = device_cookie_name(&gh.settings);
+    let id = match jar.get_private(&name) {
         Some(cookie) if !cookie.value().is_empty() => cookie.value().to_owned(),
         _ => SecretToken::generate().expose().to_owned(),
     };
-    let cookie = Cookie::build((DEVICE_COOKIE, id.clone()))
+    let cookie = Cookie::build((name, id.clone()))
         .http_only(true)
         .same_site(SameSite::Lax)
         .path("/")

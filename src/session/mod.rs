@@ -18,11 +18,10 @@ pub mod store;
 pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
 pub use remember::{
-    end_every_session, follow_session as follow_remembered, forget as forget_remembered,
-    own_selector as remembered_selector, remember,
-    sweep as sweep_remembered, void_others as void_other_remembered,
-    void_session as void_remembered_session,
+    credential_change, end_every_session, forget as forget_remembered, reissue as reissue_remembered,
+    remember, sweep as sweep_remembered, void_session as void_remembered_session,
 };
+pub use store::{Ending, SignedInBy};
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -75,6 +74,29 @@ struct State {
     destroyed: bool,
     ip: String,
     user_agent: Option<String>,
+    /// What signed it in, written with the row when it is inserted.
+    signed_in_by: SignedInBy,
+    /// What a recall found that the owner must hear of.
+    notices: Vec<RecallNotice>,
+}
+
+/// What a recall by a remember-me cookie found that the account's owner
+/// must hear of; the Gatehouse fairing reports it (an event, a mail) as the
+/// answer leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecallNotice {
+    /// The cookie signed in on a browser without the device cookie the
+    /// account knows.
+    NewDevice {
+        /// The owner.
+        user_id: i64,
+    },
+    /// A copy of the cookie was presented: every remember-me cookie of the
+    /// owner is void and the sessions it signed in ended.
+    Theft {
+        /// The owner.
+        user_id: i64,
+    },
 }
 
 /// The current request's session; clones share it.
@@ -164,6 +186,18 @@ impl Session {
         s.payload.created_at = unix_now();
         s.dirty = true;
         s.destroyed = false;
+        s.signed_in_by = SignedInBy::default();
+    }
+
+    /// Notes what signed this session in (after [`Session::sign_in`]):
+    /// voiding it ends the session.
+    pub(crate) fn signed_in_by(&self, by: SignedInBy) {
+        self.lock().signed_in_by = by;
+    }
+
+    /// What a recall found that the owner must hear of, once.
+    pub(crate) fn take_notices(&self) -> Vec<RecallNotice> {
+        std::mem::take(&mut self.lock().notices)
     }
 
     /// Ends the session: the row is deleted and the cookie expired.
@@ -205,6 +239,7 @@ impl Session {
                         payload,
                         ip: s.ip.clone(),
                         user_agent: s.user_agent.clone(),
+                        signed_in_by: s.signed_in_by.clone(),
                         obsolete,
                     },
                     cookie,
@@ -239,6 +274,7 @@ impl Session {
                 payload,
                 ip,
                 user_agent,
+                signed_in_by,
                 obsolete,
             } => {
                 let row = store::SessionRow {
@@ -248,6 +284,7 @@ impl Session {
                     user_agent: user_agent.as_deref(),
                     payload: &payload,
                     last_activity: unix_now(),
+                    signed_in_by,
                 };
                 // Only an id minted here is inserted; a loaded one is updated,
                 // so a session ended meanwhile is not brought back.
@@ -284,6 +321,7 @@ enum Op {
         payload: String,
         ip: String,
         user_agent: Option<String>,
+        signed_in_by: SignedInBy,
         obsolete: Option<String>,
     },
 }
@@ -325,16 +363,35 @@ async fn load(req: &Request<'_>, gh: &Shared) -> Result<Session, DbError> {
         }
     }
     let handle = Session(Arc::new(Mutex::new(state)));
-    if handle.user_id().is_none() {
-        if let Some(recalled) = remember::recall(req, gh).await? {
-            handle.sign_in(recalled.user_id);
-            // The cookie now belongs to this session: ending it voids the
-            // cookie too.
-            let session_id = handle.stored_id().unwrap_or_default();
-            if !remember::follow_session(&gh.db, &recalled.selector, &session_id).await? {
-                // Voided between the check and now.
-                handle.destroy();
+    if handle.user_id().is_some() {
+        return Ok(handle);
+    }
+    match remember::recall(req, gh).await? {
+        remember::Recall::Nothing => {}
+        remember::Recall::SignIn {
+            user_id,
+            selector,
+            rotated,
+        } => {
+            handle.sign_in(user_id);
+            handle.signed_in_by(SignedInBy {
+                remember: Some(selector),
+                passkey: None,
+            });
+            // The rotating recall is the browser's sign-in; its parallel
+            // requests within the grace are the same browser.
+            if rotated {
+                match device::signed_in_on(req.cookies(), gh, user_id).await {
+                    Ok(device::Device::New) => {
+                        handle.lock().notices.push(RecallNotice::NewDevice { user_id });
+                    }
+                    Ok(device::Device::Known) => {}
+                    Err(e) => tracing::warn!(error = %e, "recall's device not recorded"),
+                }
             }
+        }
+        remember::Recall::Theft { user_id } => {
+            handle.lock().notices.push(RecallNotice::Theft { user_id });
         }
     }
     Ok(handle)

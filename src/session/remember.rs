@@ -1,23 +1,35 @@
 //! Remember-me, per device: a long-lived private (encrypted, authenticated)
 //! cookie holding `selector:validator`, and one stored record per cookie
-//! ([`remember_store`](super::remember_store)). The record names the user
-//! and the session the cookie last signed in, so a cookie can be voided
-//! alone (its session ended), with all the user's others (a password
-//! change, two-factor turned on or off, "end others": all but the caller's
-//! own), or all at once (a reset, `user end-sessions`). `users.remember_token`
-//! still rotates where it always did, for hosts that share the table with
-//! Laravel; Gatehouse's own check reads only the records.
+//! ([`remember_store`](super::remember_store)).
+//!
+//! A cookie is good for one recall: a recall (a browser without a live
+//! session presenting it) signs in under a new session id and answers with
+//! a new validator for the same record, swapped in by one conditional
+//! statement so that two recalls cannot both rotate. For
+//! `session.remember_grace_seconds` the replaced validator still signs in,
+//! from the rotating recall's client and device only (a browser's own
+//! parallel requests), without a new cookie. Any earlier validator presented
+//! otherwise is a copy: every cookie of the user is void, every session the
+//! record signed in ends, and the owner hears of it ([`Recall::Theft`]).
+//!
+//! A change to how the user signs in voids every record of theirs
+//! ([`void_sign_ins`]); `users.remember_token` still rotates where it always
+//! did, for hosts that share the table with Laravel.
 
 use rocket::http::{Cookie, CookieJar, SameSite};
 use rocket::request::Request;
 use rocket::time::Duration;
 use subtle::ConstantTimeEq;
 
-use super::remember_store as store;
+use super::remember_store::{self as store, Remembered, Rotation};
+use super::store::Ending;
+use super::{device, store as sessions};
+use crate::auth::budget_subject;
 use crate::auth::{epoch, users};
 use crate::clock::unix_now;
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx};
 use crate::domain::{sha256_hex, SecretToken};
+use crate::security::ClientIp;
 use crate::shared::Shared;
 
 /// Name of the remember-me cookie.
@@ -54,10 +66,28 @@ impl Presented {
     }
 }
 
-/// A remember cookie that checked out: whom it signs in, and its selector.
-pub(super) struct Recalled {
-    pub user_id: i64,
-    pub selector: String,
+/// What a remember cookie presented by a browser without a session did.
+pub(super) enum Recall {
+    /// Nothing: no cookie, or one that signs nobody in (it is removed).
+    Nothing,
+    /// It signs `user_id` in: the record's validator was rotated and this
+    /// browser got the new one (`rotated`), or this is one of the rotating
+    /// browser's parallel requests within the grace.
+    SignIn {
+        /// The user.
+        user_id: i64,
+        /// The record's selector (the session keeps it).
+        selector: String,
+        /// This recall rotated the record.
+        rotated: bool,
+    },
+    /// A replaced validator, presented after the grace or by another
+    /// browser: a copy. Every cookie of the user is void and every session
+    /// the record signed in ended; the request stays a guest.
+    Theft {
+        /// The owner.
+        user_id: i64,
+    },
 }
 
 /// The selector of the remember cookie this browser sent, if any (whether
@@ -67,39 +97,135 @@ pub fn own_selector(jar: &CookieJar<'_>, gh: &Shared) -> Option<String> {
     Presented::parse(cookie.value()).map(|p| p.selector)
 }
 
-/// The user a valid remember cookie names, if any: its record exists, its
-/// validator matches (compared in constant time) and it is younger than
-/// `session.remember_days`.
-pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Option<Recalled>, DbError> {
-    let Some(cookie) = req
-        .cookies()
-        .get_private(&remember_cookie_name(&gh.settings))
-    else {
-        return Ok(None);
-    };
-    let Some(presented) = Presented::parse(cookie.value()) else {
-        return Ok(None);
-    };
-    let Some(record) = store::find(&gh.db, &presented.selector).await? else {
-        return Ok(None);
-    };
-    let lifetime = i64::from(gh.settings.session.remember_days) * 86_400;
-    let fresh = unix_now() - record.created_at < lifetime;
-    let matches = bool::from(
-        sha256_hex(&presented.validator)
-            .as_bytes()
-            .ct_eq(record.validator_hash.as_bytes()),
-    );
-    Ok((fresh && matches).then_some(Recalled {
-        user_id: record.user_id,
-        selector: presented.selector,
-    }))
+/// Whether `a` and `b` (hashes) are equal, compared in constant time.
+fn same(a: &str, b: &str) -> bool {
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
-/// The cookie of `selector` now belongs to the session stored under
-/// `session_id` (it signed that session in, or the session got a new id).
-pub async fn follow_session(db: &Db, selector: &str, session_id: &str) -> Result<bool, DbError> {
-    store::link(db, selector, session_id, unix_now()).await
+/// Checks the remember cookie of `req` (a browser without a live session)
+/// and rotates it: see the module's documentation.
+pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Recall, DbError> {
+    let jar = req.cookies();
+    let Some(cookie) = jar.get_private(&remember_cookie_name(&gh.settings)) else {
+        return Ok(Recall::Nothing);
+    };
+    let Some(presented) = Presented::parse(cookie.value()) else {
+        drop_cookie(jar, gh);
+        return Ok(Recall::Nothing);
+    };
+    let presented_hash = sha256_hex(&presented.validator);
+    let now = unix_now();
+    let rotation = Rotation {
+        at: now,
+        client: budget_subject(&ClientIp::of(req, &gh.settings).to_string()),
+        device: device::presented(jar, gh).unwrap_or_default(),
+    };
+    // A second look only when another recall rotated the record between
+    // this one's read and its swap.
+    for _ in 0..2 {
+        let Some(record) = store::find(&gh.db, &presented.selector).await? else {
+            drop_cookie(jar, gh);
+            return Ok(Recall::Nothing);
+        };
+        let lifetime = i64::from(gh.settings.session.remember_days) * 86_400;
+        let left = lifetime - (now - record.created_at);
+        if left <= 0 {
+            drop_cookie(jar, gh);
+            return Ok(Recall::Nothing);
+        }
+        if same(&presented_hash, &record.validator_hash) {
+            let validator = SecretToken::generate();
+            let swapped = store::rotate(
+                &gh.db,
+                &presented.selector,
+                &record,
+                &validator.digest(),
+                &rotation,
+            )
+            .await?;
+            if !swapped {
+                continue;
+            }
+            set_cookie(jar, gh, &presented.selector, validator.expose(), left);
+            return Ok(Recall::SignIn {
+                user_id: record.user_id,
+                selector: presented.selector,
+                rotated: true,
+            });
+        }
+        let Some(at) = record
+            .replaced
+            .iter()
+            .position(|replaced| same(&presented_hash, replaced))
+        else {
+            // Not a validator this record ever had.
+            drop_cookie(jar, gh);
+            return Ok(Recall::Nothing);
+        };
+        if at + 1 == record.replaced.len() && within_grace(gh, &record, &rotation) {
+            return Ok(Recall::SignIn {
+                user_id: record.user_id,
+                selector: presented.selector,
+                rotated: false,
+            });
+        }
+        drop_cookie(jar, gh);
+        return theft(&gh.db, &presented.selector, &record).await;
+    }
+    Ok(Recall::Nothing)
+}
+
+/// Whether the latest replaced validator of `record`, presented by
+/// `now`'s recall, is one of the rotating browser's parallel requests:
+/// within the grace, from its client (its /64) and its device cookie.
+fn within_grace(gh: &Shared, record: &Remembered, now: &Rotation) -> bool {
+    let grace = i64::from(gh.settings.session.remember_grace_seconds);
+    record.rotation.as_ref().is_some_and(|rotated| {
+        now.at - rotated.at <= grace
+            && same(&now.client, &rotated.client)
+            && same(&now.device, &rotated.device)
+    })
+}
+
+/// A copy of the record of `selector` was presented: every remember
+/// cookie of its user is void and every session the record signed in ends,
+/// in one transaction. Reported once: a copy presented after the record
+/// was voided finds nothing.
+async fn theft(db: &Db, selector: &str, record: &Remembered) -> Result<Recall, DbError> {
+    let mut tx = Tx::begin(db).await?;
+    if !store::delete_in(&mut tx, selector).await? {
+        tx.rollback().await?;
+        return Ok(Recall::Nothing);
+    }
+    sessions::end_recalled_in(&mut tx, selector, record.session_id.as_deref()).await?;
+    store::delete_for_user_in(&mut tx, record.user_id).await?;
+    tx.commit().await?;
+    Ok(Recall::Theft {
+        user_id: record.user_id,
+    })
+}
+
+/// Sets the remember cookie `selector:validator`, good for `seconds`.
+fn set_cookie(jar: &CookieJar<'_>, gh: &Shared, selector: &str, validator: &str, seconds: i64) {
+    let cookie = Cookie::build((
+        remember_cookie_name(&gh.settings),
+        format!("{selector}:{validator}"),
+    ))
+    .http_only(true)
+    .same_site(SameSite::Lax)
+    .path("/")
+    .secure(gh.settings.is_https())
+    .max_age(Duration::seconds(seconds));
+    jar.add_private(cookie);
+}
+
+/// Removes the remember cookie from the browser.
+fn drop_cookie(jar: &CookieJar<'_>, gh: &Shared) {
+    jar.remove_private(
+        Cookie::build(remember_cookie_name(&gh.settings))
+            .path("/")
+            .secure(gh.settings.is_https()),
+    );
 }
 
 /// Issues a remember cookie for `user_id`, signed in on the session stored
@@ -115,25 +241,10 @@ pub async fn remember(
     }
     let selector = SecretToken::generate().expose()[..SELECTOR_CHARS].to_owned();
     let validator = SecretToken::generate();
-    store::insert(
-        &gh.db,
-        &selector,
-        &validator.digest(),
-        user_id,
-        session_id,
-        unix_now(),
-    )
-    .await?;
-    let cookie = Cookie::build((
-        remember_cookie_name(&gh.settings),
-        format!("{selector}:{}", validator.expose()),
-    ))
-    .http_only(true)
-    .same_site(SameSite::Lax)
-    .path("/")
-    .secure(gh.settings.is_https())
-    .max_age(Duration::days(i64::from(gh.settings.session.remember_days)));
-    jar.add_private(cookie);
+    let now = unix_now();
+    store::insert(&gh.db, &selector, &validator.digest(), user_id, session_id, now).await?;
+    let lifetime = i64::from(gh.settings.session.remember_days) * 86_400;
+    set_cookie(jar, gh, &selector, validator.expose(), lifetime);
     Ok(())
 }
 
@@ -142,38 +253,80 @@ pub async fn forget(jar: &CookieJar<'_>, gh: &Shared) -> Result<(), DbError> {
     if let Some(selector) = own_selector(jar, gh) {
         store::delete(&gh.db, &selector).await?;
     }
-    jar.remove_private(
-        Cookie::build(remember_cookie_name(&gh.settings))
-            .path("/")
-            .secure(gh.settings.is_https()),
-    );
+    drop_cookie(jar, gh);
     Ok(())
 }
 
 /// Voids the remember cookie of the device whose session is stored under
-/// `session_id` (that session is being ended).
-pub async fn void_session(db: &Db, session_id: &str) -> Result<u64, DbError> {
-    store::delete_for_session(db, session_id).await
+/// `session_id`, recalled by the record of `recalled_by` if it was (that
+/// session is being ended).
+pub async fn void_session(
+    db: &Db,
+    session_id: &str,
+    recalled_by: Option<&str>,
+) -> Result<u64, DbError> {
+    store::delete_for_session(db, session_id, recalled_by).await
 }
 
-/// Voids every remember cookie of `user_id` but `keep` (the caller's own,
-/// when it has one).
-pub async fn void_others(db: &Db, user_id: i64, keep: Option<&str>) -> Result<u64, DbError> {
-    match keep {
-        Some(keep) => store::delete_others(db, user_id, keep).await,
-        None => store::delete_for_user(db, user_id).await,
+/// What a change to how `user_id` signs in ends, in `tx`: the sessions
+/// `ending` names, every remember cookie of the user (the caller's own
+/// too: [`reissue`] gives it a new one once `tx` committed), and every
+/// sign-in waiting for its second factor (the credential epoch moves on);
+/// `remember_token` rotates (Laravel's column). Answers how many sessions
+/// ended.
+pub async fn void_sign_ins(tx: &mut Tx, user_id: i64, ending: Ending<'_>) -> Result<u64, DbError> {
+    let ended = sessions::end_in(tx, user_id, ending).await?;
+    store::delete_for_user_in(tx, user_id).await?;
+    users::rotate_remember_token_in(tx, user_id).await?;
+    epoch::advance_in(tx, user_id).await?;
+    Ok(ended)
+}
+
+/// After [`void_sign_ins`]: a browser that had a remember cookie gets a new
+/// one (new selector and validator), for its session stored under
+/// `session_id`, so that only a copy of the old one stops working.
+pub async fn reissue(
+    jar: &CookieJar<'_>,
+    gh: &Shared,
+    user_id: i64,
+    session_id: &str,
+) -> Result<(), DbError> {
+    if own_selector(jar, gh).is_none() {
+        return Ok(());
     }
+    remember(jar, gh, user_id, session_id).await
 }
 
-/// Signs a user out everywhere: every session row of theirs is deleted,
-/// every remember cookie voided, `remember_token` rotated and the credential
-/// epoch moved on (no sign-in waiting for its second factor survives).
-/// Answers how many sessions ended.
+/// Runs `change` (a new password, two-factor turned on or off, new
+/// recovery codes) and [`void_sign_ins`] in one transaction: all of it
+/// commits, or none of it does (a failure of `change` rolls it back).
+/// Answers what `change` answered and how many sessions ended.
+pub async fn credential_change<T, E: From<DbError>>(
+    db: &Db,
+    user_id: i64,
+    ending: Ending<'_>,
+    change: impl AsyncFnOnce(&mut Tx) -> Result<T, E>,
+) -> Result<(T, u64), E> {
+    let mut tx = Tx::begin(db).await?;
+    let changed = match change(&mut tx).await {
+        Ok(changed) => changed,
+        Err(e) => {
+            tx.rollback().await?;
+            return Err(e);
+        }
+    };
+    let ended = void_sign_ins(&mut tx, user_id, ending).await?;
+    tx.commit().await?;
+    Ok((changed, ended))
+}
+
+/// Signs a user out everywhere, in one transaction: every session and
+/// remember cookie of theirs, and every pending sign-in. Answers how many
+/// sessions ended.
 pub async fn end_every_session(db: &Db, user_id: i64) -> Result<u64, DbError> {
-    store::delete_for_user(db, user_id).await?;
-    users::rotate_remember_token(db, user_id).await?;
-    epoch::advance(db, user_id).await?;
-    super::store::delete_for_user(db, user_id).await
+    let nothing = async |_: &mut Tx| Ok::<_, DbError>(());
+    let ((), ended) = credential_change(db, user_id, Ending::All, nothing).await?;
+    Ok(ended)
 }
 
 /// Removes the records of cookies older than `remember_days`.

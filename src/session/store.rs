@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, DbError, TextColumn};
+use crate::db::{Db, DbError, TextColumn, Tx};
 use crate::domain::sha256_hex;
 
 /// A stored session as read back.
@@ -31,6 +31,29 @@ pub struct SessionRow<'a> {
     pub payload: &'a str,
     /// Unix seconds.
     pub last_activity: i64,
+    /// How it was signed in, kept on insert.
+    pub signed_in_by: SignedInBy,
+}
+
+/// What signed a session in, where voiding that must end it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SignedInBy {
+    /// The selector of the remember-me record that recalled it.
+    pub remember: Option<String>,
+    /// The passkey (`gatehouse_passkeys.id`) that signed it in.
+    pub passkey: Option<i64>,
+}
+
+/// Which of a user's sessions a change to how they sign in ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending<'a> {
+    /// All of them.
+    All,
+    /// All but the one stored under this key (the caller's).
+    AllBut(&'a str),
+    /// Those a remember-me cookie signed in, but the one stored under this
+    /// key (the caller's): their cookies are void.
+    RecalledBut(&'a str),
 }
 
 /// Reads the session stored under `id_hash`.
@@ -55,15 +78,17 @@ pub async fn find(db: &Db, id_hash: &str) -> Result<Option<StoredSession>, DbErr
 pub async fn insert(db: &Db, row: SessionRow<'_>) -> Result<(), DbError> {
     db.execute(
         db.query(
-            "INSERT INTO sessions (id, user_id, ip_address, user_agent, payload, last_activity) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO sessions (id, user_id, ip_address, user_agent, payload, last_activity, \
+             remember_selector, passkey_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(row.id_hash.to_owned())
         .bind(row.user_id)
         .bind(row.ip_address.to_owned())
         .bind(row.user_agent.map(str::to_owned))
         .bind(row.payload.to_owned())
-        .bind(row.last_activity),
+        .bind(row.last_activity)
+        .bind(row.signed_in_by.remember)
+        .bind(row.signed_in_by.passkey),
     )
     .await?;
     Ok(())
@@ -111,22 +136,50 @@ pub async fn delete(db: &Db, id_hash: &str) -> Result<(), DbError> {
     Ok(())
 }
 
-/// Ends every session of a user.
-pub async fn delete_for_user(db: &Db, user_id: i64) -> Result<u64, DbError> {
-    db.execute(
-        db.query("DELETE FROM sessions WHERE user_id = $1")
+/// Ends the sessions of `user_id` that `ending` names, in `tx`; answers
+/// how many ended.
+pub async fn end_in(tx: &mut Tx, user_id: i64, ending: Ending<'_>) -> Result<u64, DbError> {
+    let query = match ending {
+        Ending::All => tx
+            .query("DELETE FROM sessions WHERE user_id = $1")
             .bind(user_id),
+        Ending::AllBut(keep) => tx
+            .query("DELETE FROM sessions WHERE user_id = $1 AND id <> $2")
+            .bind(user_id)
+            .bind(keep.to_owned()),
+        Ending::RecalledBut(keep) => tx
+            .query(
+                "DELETE FROM sessions WHERE user_id = $1 AND id <> $2 \
+                 AND (remember_selector IS NOT NULL \
+                 OR id IN (SELECT session_id FROM gatehouse_remember WHERE user_id = $3))",
+            )
+            .bind(user_id)
+            .bind(keep.to_owned())
+            .bind(user_id),
+    };
+    tx.execute(query).await
+}
+
+/// Ends every session the remember-me record of `selector` signed in: the
+/// one it was issued with (`issued_with`) and each it recalled, in `tx`.
+pub async fn end_recalled_in(
+    tx: &mut Tx,
+    selector: &str,
+    issued_with: Option<&str>,
+) -> Result<u64, DbError> {
+    tx.execute(
+        tx.query("DELETE FROM sessions WHERE remember_selector = $1 OR id = $2")
+            .bind(selector.to_owned())
+            .bind(issued_with.unwrap_or_default().to_owned()),
     )
     .await
 }
 
-/// Ends every session of a user but the one stored under `keep` (SHA-256
-/// hex of its cookie value).
-pub async fn delete_others(db: &Db, user_id: i64, keep: &str) -> Result<u64, DbError> {
+/// Ends every session the passkey `passkey_id` signed in.
+pub async fn end_for_passkey(db: &Db, passkey_id: i64) -> Result<u64, DbError> {
     db.execute(
-        db.query("DELETE FROM sessions WHERE user_id = $1 AND id <> $2")
-            .bind(user_id)
-            .bind(keep.to_owned()),
+        db.query("DELETE FROM sessions WHERE passkey_id = $1")
+            .bind(passkey_id),
     )
     .await
 }
@@ -142,6 +195,8 @@ pub struct UserSession {
     pub user_agent: Option<String>,
     /// Unix seconds of its last request.
     pub last_activity: i64,
+    /// The selector of the remember-me record that recalled it.
+    pub remember_selector: Option<String>,
 }
 
 /// The public handle of the session stored under `id_hash`: a one-way
@@ -158,7 +213,7 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<UserSession>, DbError>
     let rows = db
         .fetch_all(
             db.query(
-                "SELECT id, ip_address, user_agent, last_activity FROM sessions \
+                "SELECT id, ip_address, user_agent, last_activity, remember_selector FROM sessions \
                  WHERE user_id = $1 ORDER BY last_activity DESC, id",
             )
             .bind(user_id),
@@ -171,6 +226,7 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<UserSession>, DbError>
                 ip_address: row.text("ip_address")?,
                 user_agent: row.text("user_agent")?,
                 last_activity: row.try_get("last_activity")?,
+                remember_selector: row.text("remember_selector")?,
             })
         })
         .collect()

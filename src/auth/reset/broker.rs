@@ -6,7 +6,7 @@ use sqlx::Row;
 use subtle::ConstantTimeEq;
 
 use crate::clock::unix_now;
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx};
 use crate::domain::{sha256_hex, Email, SecretToken};
 
 /// Issues a new token for `email`, unless one was issued less than
@@ -83,12 +83,12 @@ pub async fn is_live(
     Ok(fresh && matches)
 }
 
-/// Deletes the token of `email`; answers whether one was there, so two
-/// concurrent resets with the same token cannot both succeed.
-pub async fn consume(db: &Db, email: &Email, token: &str) -> Result<bool, DbError> {
-    let deleted = db
+/// Deletes the token of `email`, in `tx`; answers whether one was there, so
+/// two concurrent resets with the same token cannot both succeed.
+pub async fn consume_in(tx: &mut Tx, email: &Email, token: &str) -> Result<bool, DbError> {
+    let deleted = tx
         .execute(
-            db.query("DELETE FROM password_reset_tokens WHERE email = $1 AND token = $2")
+            tx.query("DELETE FROM password_reset_tokens WHERE email = $1 AND token = $2")
                 .bind(email.as_str().to_owned())
                 .bind(sha256_hex(token)),
         )

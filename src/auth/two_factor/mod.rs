@@ -23,12 +23,14 @@ mod tests;
 use std::sync::Arc;
 
 use crate::clock::unix_now;
-use crate::db::{Db, DbError};
+use crate::db::{Db, DbError, Tx};
 
 pub use recovery::RecoveryCodes;
 pub use sealing::{SealingError, SealingKey};
 pub use secret::TotpSecret;
-pub use store::State;
+pub use store::{
+    clear_failures_in_row, count_failure_in_row, failures_in_row, reopen_second_step_in, State,
+};
 
 /// The issuer authenticator apps show beside the account.
 pub const ISSUER: &str = "Gatehouse";
@@ -165,19 +167,23 @@ impl TwoFactor {
         })
     }
 
-    /// Turns two-factor sign-in on with a first code from the app, and
-    /// answers the recovery codes (shown once, stored hashed). The code's
-    /// time step counts as used.
-    pub async fn confirm(&self, user_id: i64, code: &str) -> Result<RecoveryCodes, TwoFactorError> {
-        self.confirm_at(user_id, code, now()).await
+    /// Checks the first code from the app of a pending enrolment (the
+    /// caller reserved the check on the user's second-factor count). The
+    /// answer turns it on with [`TwoFactor::activate`].
+    pub async fn check_enrolment(
+        &self,
+        user_id: i64,
+        code: &str,
+    ) -> Result<EnrolmentCode, TwoFactorError> {
+        self.check_enrolment_at(user_id, code, now()).await
     }
 
-    async fn confirm_at(
+    async fn check_enrolment_at(
         &self,
         user_id: i64,
         code: &str,
         now: u64,
-    ) -> Result<RecoveryCodes, TwoFactorError> {
+    ) -> Result<EnrolmentCode, TwoFactorError> {
         let sealed = match store::state(&self.db, user_id).await? {
             State::None => return Err(TwoFactorError::NotEnrolled),
             State::Active { .. } => return Err(TwoFactorError::AlreadyEnabled),
@@ -185,15 +191,46 @@ impl TwoFactor {
         };
         let secret = self.key.open(user_id, &sealed)?;
         let step = verification::verify(&secret, code, now).ok_or(TwoFactorError::WrongCode)?;
+        Ok(EnrolmentCode {
+            user_id,
+            step: step_value(step),
+        })
+    }
+
+    /// Turns two-factor sign-in on, in `tx`, with the code
+    /// [`TwoFactor::check_enrolment`] accepted, and answers the recovery
+    /// codes (shown once, stored hashed). The code's time step counts as
+    /// used.
+    pub async fn activate(
+        &self,
+        tx: &mut Tx,
+        code: EnrolmentCode,
+    ) -> Result<RecoveryCodes, TwoFactorError> {
         let codes = RecoveryCodes::generate();
-        if store::confirm(&self.db, user_id, step_value(step), &codes.hashes()).await? {
+        if store::confirm_in(tx, code.user_id, code.step, &codes.hashes()).await? {
             return Ok(codes);
         }
         // Confirmed or turned off meanwhile.
-        Err(match store::state(&self.db, user_id).await? {
+        Err(match store::state(&self.db, code.user_id).await? {
             State::Active { .. } => TwoFactorError::AlreadyEnabled,
             State::None | State::Pending { .. } => TwoFactorError::NotEnrolled,
         })
+    }
+
+    /// Checks the enrolment code and turns two-factor sign-in on, in a
+    /// transaction of its own.
+    #[cfg(test)]
+    async fn confirm_at(
+        &self,
+        user_id: i64,
+        code: &str,
+        now: u64,
+    ) -> Result<RecoveryCodes, TwoFactorError> {
+        let code = self.check_enrolment_at(user_id, code, now).await?;
+        let mut tx = Tx::begin(&self.db).await?;
+        let codes = self.activate(&mut tx, code).await?;
+        tx.commit().await?;
+        Ok(codes)
     }
 
     /// Checks a code at sign-in: right for now (± one step) and of a later
@@ -233,15 +270,28 @@ impl TwoFactor {
         }
     }
 
-    /// A new set of recovery codes for an active user; the old set stops
-    /// working.
-    pub async fn new_recovery_codes(&self, user_id: i64) -> Result<RecoveryCodes, TwoFactorError> {
+    /// A new set of recovery codes for an active user, in `tx`; the old set
+    /// stops working once it commits.
+    pub async fn new_recovery_codes_in(
+        &self,
+        tx: &mut Tx,
+        user_id: i64,
+    ) -> Result<RecoveryCodes, TwoFactorError> {
         let codes = RecoveryCodes::generate();
-        if store::replace_recovery_codes(&self.db, user_id, &codes.hashes()).await? {
+        if store::replace_recovery_codes_in(tx, user_id, &codes.hashes()).await? {
             Ok(codes)
         } else {
             Err(TwoFactorError::NotEnrolled)
         }
+    }
+
+    /// [`TwoFactor::new_recovery_codes_in`] in a transaction of its own.
+    #[cfg(test)]
+    async fn new_recovery_codes(&self, user_id: i64) -> Result<RecoveryCodes, TwoFactorError> {
+        let mut tx = Tx::begin(&self.db).await?;
+        let codes = self.new_recovery_codes_in(&mut tx, user_id).await?;
+        tx.commit().await?;
+        Ok(codes)
     }
 
     /// How many of the user's recovery codes are left.
@@ -249,15 +299,24 @@ impl TwoFactor {
         Ok(store::remaining_recovery_codes(&self.db, user_id).await?)
     }
 
-    /// Turns two-factor sign-in off (or drops a pending enrolment): the
-    /// secret and the recovery codes are deleted. `NotEnrolled` if there was
-    /// nothing to turn off.
-    pub async fn disable(&self, user_id: i64) -> Result<(), TwoFactorError> {
-        if store::disable(&self.db, user_id).await? {
+    /// Turns two-factor sign-in off (or drops a pending enrolment), in
+    /// `tx`: the secret and the recovery codes are deleted. `NotEnrolled` if
+    /// there was nothing to turn off.
+    pub async fn disable_in(&self, tx: &mut Tx, user_id: i64) -> Result<(), TwoFactorError> {
+        if store::disable_in(tx, user_id).await? {
             Ok(())
         } else {
             Err(TwoFactorError::NotEnrolled)
         }
+    }
+
+    /// [`TwoFactor::disable_in`] in a transaction of its own.
+    #[cfg(test)]
+    async fn disable(&self, user_id: i64) -> Result<(), TwoFactorError> {
+        let mut tx = Tx::begin(&self.db).await?;
+        self.disable_in(&mut tx, user_id).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Whether sign-in needs a second factor: only a confirmed enrolment
@@ -268,6 +327,14 @@ impl TwoFactor {
             State::Active { .. }
         ))
     }
+}
+
+/// An enrolment's first code, checked: [`TwoFactor::activate`] turns
+/// two-factor sign-in on with it.
+#[derive(Debug)]
+pub struct EnrolmentCode {
+    user_id: i64,
+    step: i64,
 }
 
 /// The current time in Unix seconds.

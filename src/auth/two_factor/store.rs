@@ -8,7 +8,7 @@
 
 use sqlx::Row;
 
-use crate::db::{Db, DbError, TextColumn};
+use crate::db::{Db, DbError, TextColumn, Tx};
 
 /// A user's two-factor sign-in as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,32 +98,26 @@ pub async fn begin(db: &Db, user_id: i64, sealed: &str) -> Result<bool, DbError>
 
 /// Turns a pending enrolment on, recording `step` (the step of the code that
 /// confirmed it) as used and storing `code_hashes` as the recovery codes, in
-/// one transaction. `false` (nothing changed) unless an enrolment was pending.
-pub async fn confirm(
-    db: &Db,
+/// `tx`. `false` (nothing changed) unless an enrolment was pending.
+pub async fn confirm_in(
+    tx: &mut Tx,
     user_id: i64,
     step: i64,
     code_hashes: &[String],
 ) -> Result<bool, DbError> {
-    let d = db.dialect();
+    let d = tx.dialect();
     let now = d.now_utc();
     let activate = format!(
         "UPDATE gatehouse_two_factor SET confirmed_at = {now}, last_step = $1, \
-         updated_at = {now} WHERE user_id = $2 AND confirmed_at IS NULL"
+         failed_in_row = 0, updated_at = {now} WHERE user_id = $2 AND confirmed_at IS NULL"
     );
-    let mut tx = db.begin().await?;
-    let activated = sqlx::query(&d.placeholders(&activate))
-        .bind(step)
-        .bind(user_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+    let activated = tx
+        .execute(sqlx::query(&d.placeholders(&activate)).bind(step).bind(user_id))
+        .await?;
     if activated != 1 {
-        tx.rollback().await?;
         return Ok(false);
     }
-    write_recovery_codes(db, &mut tx, user_id, code_hashes).await?;
-    tx.commit().await?;
+    write_recovery_codes(tx, user_id, code_hashes).await?;
     Ok(true)
 }
 
@@ -149,57 +143,52 @@ pub async fn accept_step(db: &Db, user_id: i64, step: i64) -> Result<bool, DbErr
     Ok(accepted == 1)
 }
 
-/// Replaces the user's recovery codes with `code_hashes`, in one
-/// transaction: `false` (nothing changed) unless two-factor sign-in is
-/// active.
-pub async fn replace_recovery_codes(
-    db: &Db,
+/// Replaces the user's recovery codes with `code_hashes`, in `tx`:
+/// `false` (nothing changed) unless two-factor sign-in is active.
+pub async fn replace_recovery_codes_in(
+    tx: &mut Tx,
     user_id: i64,
     code_hashes: &[String],
 ) -> Result<bool, DbError> {
-    let d = db.dialect();
-    let mut tx = db.begin().await?;
+    let d = tx.dialect();
     // Locks the user's row, so two renewals at once leave one set, not both.
     let touch = format!(
         "UPDATE gatehouse_two_factor SET updated_at = {} \
          WHERE user_id = $1 AND confirmed_at IS NOT NULL",
         d.now_utc()
     );
-    let active = sqlx::query(&d.placeholders(&touch))
-        .bind(user_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+    let active = tx
+        .execute(sqlx::query(&d.placeholders(&touch)).bind(user_id))
+        .await?;
     if active != 1 {
-        tx.rollback().await?;
         return Ok(false);
     }
-    write_recovery_codes(db, &mut tx, user_id, code_hashes).await?;
-    tx.commit().await?;
+    write_recovery_codes(tx, user_id, code_hashes).await?;
     Ok(true)
 }
 
-/// Deletes the user's recovery codes and inserts `code_hashes`, inside `tx`.
+/// Deletes the user's recovery codes and inserts `code_hashes` (of the
+/// 120-bit sets), inside `tx`.
 async fn write_recovery_codes(
-    db: &Db,
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    tx: &mut Tx,
     user_id: i64,
     code_hashes: &[String],
 ) -> Result<(), DbError> {
-    let d = db.dialect();
-    sqlx::query(d.static_placeholders(
-        "DELETE FROM gatehouse_recovery_codes WHERE user_id = $1",
-    ))
-    .bind(user_id)
-    .execute(&mut **tx)
+    tx.execute(
+        tx.query("DELETE FROM gatehouse_recovery_codes WHERE user_id = $1")
+            .bind(user_id),
+    )
     .await?;
-    let insert = "INSERT INTO gatehouse_recovery_codes (user_id, code_hash) VALUES ($1, $2)";
     for hash in code_hashes {
-        sqlx::query(d.static_placeholders(insert))
+        tx.execute(
+            tx.query(
+                "INSERT INTO gatehouse_recovery_codes (user_id, code_hash, bits) \
+                 VALUES ($1, $2, 120)",
+            )
             .bind(user_id)
-            .bind(hash.clone())
-            .execute(&mut **tx)
-            .await?;
+            .bind(hash.clone()),
+        )
+        .await?;
     }
     Ok(())
 }
@@ -244,25 +233,73 @@ pub async fn remaining_recovery_codes(db: &Db, user_id: i64) -> Result<u64, DbEr
 }
 
 /// Deletes the user's two-factor row (active or pending) and recovery codes,
-/// in one transaction. `false` if there was no row.
-pub async fn disable(db: &Db, user_id: i64) -> Result<bool, DbError> {
-    let d = db.dialect();
-    let mut tx = db.begin().await?;
+/// in `tx`. `false` if there was no row.
+pub async fn disable_in(tx: &mut Tx, user_id: i64) -> Result<bool, DbError> {
     // The user's row first, as every other transaction here takes it: two of
     // them on one user wait for each other instead of deadlocking.
-    let deleted = sqlx::query(d.static_placeholders(
-        "DELETE FROM gatehouse_two_factor WHERE user_id = $1",
-    ))
-    .bind(user_id)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    sqlx::query(d.static_placeholders(
-        "DELETE FROM gatehouse_recovery_codes WHERE user_id = $1",
-    ))
-    .bind(user_id)
-    .execute(&mut *tx)
+    let deleted = tx
+        .execute(
+            tx.query("DELETE FROM gatehouse_two_factor WHERE user_id = $1")
+                .bind(user_id),
+        )
+        .await?;
+    tx.execute(
+        tx.query("DELETE FROM gatehouse_recovery_codes WHERE user_id = $1")
+            .bind(user_id),
+    )
     .await?;
-    tx.commit().await?;
     Ok(deleted == 1)
+}
+
+/// Opens a second step closed by failures in a row (a reset by mail), in
+/// `tx`.
+pub async fn reopen_second_step_in(tx: &mut Tx, user_id: i64) -> Result<(), DbError> {
+    tx.execute(
+        tx.query("UPDATE gatehouse_two_factor SET failed_in_row = 0 WHERE user_id = $1")
+            .bind(user_id),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Counts a failed second-factor code of `user_id` in the row of failures
+/// with no success between; answers the row's length (0 without two-factor
+/// sign-in on).
+pub async fn count_failure_in_row(db: &Db, user_id: i64) -> Result<i64, DbError> {
+    db.execute(
+        db.query(
+            "UPDATE gatehouse_two_factor SET failed_in_row = failed_in_row + 1 \
+             WHERE user_id = $1",
+        )
+        .bind(user_id),
+    )
+    .await?;
+    failures_in_row(db, user_id).await
+}
+
+/// How many second-factor codes of `user_id` failed in a row.
+pub async fn failures_in_row(db: &Db, user_id: i64) -> Result<i64, DbError> {
+    let row = db
+        .fetch_optional(
+            db.query("SELECT failed_in_row FROM gatehouse_two_factor WHERE user_id = $1")
+                .bind(user_id),
+        )
+        .await?;
+    Ok(match row {
+        Some(row) => row.try_get::<i64, _>("failed_in_row")?,
+        None => 0,
+    })
+}
+
+/// A right second-factor code ends the row of failures.
+pub async fn clear_failures_in_row(db: &Db, user_id: i64) -> Result<(), DbError> {
+    db.execute(
+        db.query(
+            "UPDATE gatehouse_two_factor SET failed_in_row = 0 \
+             WHERE user_id = $1 AND failed_in_row <> 0",
+        )
+        .bind(user_id),
+    )
+    .await?;
+    Ok(())
 }

@@ -378,8 +378,10 @@ async fn the_database_accepts_each_step_once_and_only_for_an_active_user() {
     assert!(!store::accept_step(db, user, 10).await.unwrap(), "nothing stored");
     assert!(store::begin(db, user, "v1:pending").await.unwrap());
     assert!(!store::accept_step(db, user, 10).await.unwrap(), "pending");
-    assert!(store::confirm(db, user, 10, &[]).await.unwrap());
-    assert!(!store::confirm(db, user, 11, &[]).await.unwrap(), "confirmed once");
+    let mut tx = crate::db::Tx::begin(db).await.unwrap();
+    assert!(store::confirm_in(&mut tx, user, 10, &[]).await.unwrap());
+    assert!(!store::confirm_in(&mut tx, user, 11, &[]).await.unwrap(), "confirmed once");
+    tx.commit().await.unwrap();
 
     assert!(!store::accept_step(db, user, 10).await.unwrap(), "the confirming step");
     assert!(!store::accept_step(db, user, 9).await.unwrap(), "an older step");
