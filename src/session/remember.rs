@@ -181,7 +181,7 @@ pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Recall, DbE
 fn within_grace(gh: &Shared, record: &Remembered, now: &Rotation) -> bool {
     let grace = i64::from(gh.settings.session.remember_grace_seconds);
     record.rotation.as_ref().is_some_and(|rotated| {
-        now.at - rotated.at <= grace
+        now.at - rotated.at < grace
             && same(&now.client, &rotated.client)
             && same(&now.device, &rotated.device)
     })

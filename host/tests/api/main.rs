@@ -44,5 +44,6 @@ mod second_step;
 mod security_events;
 mod sessions;
 mod sign_in_capacity;
+mod stolen_cookies;
 mod throttle;
 mod two_factor;

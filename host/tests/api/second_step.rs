@@ -54,7 +54,7 @@ pub(crate) async fn post(client: &Client, path: &str, body: Value) -> (Status, V
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
-async fn sign_in(client: &Client, remember: bool) -> (Status, Value) {
+pub(crate) async fn sign_in(client: &Client, remember: bool) -> (Status, Value) {
     post(
         client,
         "/auth/login",
@@ -63,7 +63,7 @@ async fn sign_in(client: &Client, remember: bool) -> (Status, Value) {
     .await
 }
 
-async fn dashboard(client: &Client) -> Status {
+pub(crate) async fn dashboard(client: &Client) -> Status {
     client
         .get("/dashboard")
         .header(ContentType::JSON)
@@ -87,7 +87,7 @@ async fn dashboard_with_only_remember(app: &TestApp, value: &str) -> Status {
 }
 
 /// The remember cookie `client` holds, as it was sent (encrypted).
-fn remember_of(client: &Client) -> String {
+pub(crate) fn remember_of(client: &Client) -> String {
     client
         .cookies()
         .get(REMEMBER)
@@ -98,7 +98,7 @@ fn remember_of(client: &Client) -> String {
 /// Changes how the user signs in, from the signed-in `client`: `password`
 /// (a new one), `end-others` (every other session ended) or `disable`
 /// (two-factor sign-in off); answers the status and body.
-async fn change_credentials(client: &Client, change: &str) -> (Status, Value) {
+pub(crate) async fn change_credentials(client: &Client, change: &str) -> (Status, Value) {
     match change {
         "password" => {
             post(
@@ -432,7 +432,7 @@ async fn a_remembered_device_that_signed_in_again_is_ended_with_its_new_session(
 }
 
 #[rocket::async_test]
-async fn ending_the_others_or_changing_the_password_voids_every_other_remember_cookie_but_not_the_callers(
+async fn ending_the_others_or_changing_the_password_voids_every_remember_cookie_and_reissues_the_callers(
 ) {
     for change in ["end-others", "password"] {
         let app = spawn_app().await;
@@ -452,8 +452,15 @@ async fn ending_the_others_or_changing_the_password_voids_every_other_remember_c
         assert_eq!(dashboard(&laptop).await, Status::Unauthorized, "{change}");
         assert_eq!(
             dashboard_with_only_remember(&app, &own_remember).await,
+            Status::Unauthorized,
+            "{change}: a copy of the caller's cookie from before"
+        );
+        let reissued = remember_of(&app.client);
+        assert_ne!(reissued, own_remember, "{change}: the caller got a new cookie");
+        assert_eq!(
+            dashboard_with_only_remember(&app, &reissued).await,
             Status::Ok,
-            "{change}: the caller's own"
+            "{change}: the caller's new cookie"
         );
         assert_eq!(dashboard(&app.client).await, Status::Ok, "{change}");
     }
@@ -479,8 +486,15 @@ async fn a_remember_cookie_from_before_two_factor_no_longer_signs_in_alone() {
     );
     assert_eq!(
         dashboard_with_only_remember(&app, &own).await,
+        Status::Unauthorized,
+        "a copy of the enrolling browser's cookie from before"
+    );
+    let reissued = remember_of(&app.client);
+    assert_ne!(reissued, own);
+    assert_eq!(
+        dashboard_with_only_remember(&app, &reissued).await,
         Status::Ok,
-        "the enrolling browser's own"
+        "the enrolling browser's new one"
     );
 }
 
