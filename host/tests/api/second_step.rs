@@ -456,7 +456,10 @@ async fn ending_the_others_or_changing_the_password_voids_every_remember_cookie_
             "{change}: a copy of the caller's cookie from before"
         );
         let reissued = remember_of(&app.client);
-        assert_ne!(reissued, own_remember, "{change}: the caller got a new cookie");
+        assert_ne!(
+            reissued, own_remember,
+            "{change}: the caller got a new cookie"
+        );
         assert_eq!(
             dashboard_with_only_remember(&app, &reissued).await,
             Status::Ok,

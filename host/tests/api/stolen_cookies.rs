@@ -9,10 +9,11 @@ use rocket::local::asynchronous::Client;
 use serde_json::json;
 
 use crate::helpers::{figment, set_cookie, TestApp, PASSWORD};
-use crate::mailbox::{spawn_mail_app_with, Mailbox};
+use crate::mailbox::{request_link, reset, spawn_mail_app_with, Mailbox};
 use crate::second_step::{
-    change_credentials, dashboard, events, post, remember_of, sign_in, wrong_code,
+    change_credentials, dashboard, enrol, events, post, remember_of, sign_in, wrong_code,
 };
+use crate::two_factor::{code, now};
 
 const EMAIL: &str = "ada@example.org";
 const REMEMBER: &str = "gatehouse_remember";
@@ -27,9 +28,11 @@ async fn browser(app: &TestApp, mailbox: &Mailbox, grace: u32) -> Client {
             .configure(f)
             .merge(("session.remember_grace_seconds", grace))
     };
-    Client::tracked(gatehouse_host::rocket(configure(figment(&app.database_url))))
-        .await
-        .expect("host ignites")
+    Client::tracked(gatehouse_host::rocket(configure(figment(
+        &app.database_url,
+    ))))
+    .await
+    .expect("host ignites")
 }
 
 /// `GET /auth/sessions` from `client`, sending `cookies` besides its own
@@ -111,11 +114,19 @@ async fn a_replaced_cookie_presented_after_the_grace_signs_both_browsers_out_and
         .expect("a device cookie");
     // The thief recalls first: the record rotates to the thief's validator.
     let thief = browser(&app, &mailbox, 0).await;
-    assert_eq!(sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await, Status::Ok);
+    assert_eq!(
+        sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await,
+        Status::Ok
+    );
     // The owner's browser, after a restart, presents the replaced one.
     let owner_again = browser(&app, &mailbox, 0).await;
     assert_eq!(
-        sessions_with(&owner_again, &[(REMEMBER, &cookie), (DEVICE, &device)], "de").await,
+        sessions_with(
+            &owner_again,
+            &[(REMEMBER, &cookie), (DEVICE, &device)],
+            "de"
+        )
+        .await,
         Status::Unauthorized
     );
     assert!(
@@ -130,7 +141,10 @@ async fn a_replaced_cookie_presented_after_the_grace_signs_both_browsers_out_and
     );
     assert_eq!(events(&app, user_id, "remember_theft").await.len(), 1);
     let mail = mailbox
-        .wait_for_mail(EMAIL, "Eine Kopie Ihres Anmelde-Cookies bei Gatehouse wurde benutzt")
+        .wait_for_mail(
+            EMAIL,
+            "Eine Kopie Ihres Anmelde-Cookies bei Gatehouse wurde benutzt",
+        )
         .await;
     assert!(mail.text.contains("Angemeldet bleiben"), "{}", mail.text);
 
@@ -183,7 +197,10 @@ async fn one_browsers_parallel_requests_with_the_same_cookie_within_the_grace_ar
     // The rotated cookie goes on signing in.
     let rotated = remember_of(&first);
     let later = browser(&app, &mailbox, 30).await;
-    assert_eq!(sessions_with(&later, &[(REMEMBER, &rotated)], "en").await, Status::Ok);
+    assert_eq!(
+        sessions_with(&later, &[(REMEMBER, &rotated)], "en").await,
+        Status::Ok
+    );
     let mails = mailbox.after_quiet_wait().await;
     assert!(
         mails.iter().all(|m| m.subject != THEFT),
@@ -196,7 +213,10 @@ async fn one_browsers_parallel_requests_with_the_same_cookie_within_the_grace_ar
 async fn the_replaced_cookie_from_another_browser_within_the_grace_is_theft() {
     let (app, mailbox, user_id, cookie) = remembered(30).await;
     let thief = browser(&app, &mailbox, 30).await;
-    assert_eq!(sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await, Status::Ok);
+    assert_eq!(
+        sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await,
+        Status::Ok
+    );
     // Another browser (its own device cookie) presents the replaced one.
     let other = browser(&app, &mailbox, 30).await;
     let device = app
@@ -234,7 +254,11 @@ async fn a_recall_in_a_new_browser_sends_the_new_device_notice() {
     let mails = mailbox.wait_for(2).await;
     let notice = mails.last().expect("a second mail");
     assert_eq!(notice.subject, NEW_DEVICE);
-    assert!(notice.text.contains("Browser: Firefox 133.0 on Windows 10"), "{}", notice.text);
+    assert!(
+        notice.text.contains("Browser: Firefox 133.0 on Windows 10"),
+        "{}",
+        notice.text
+    );
     // The same browser recalling again is known: nothing more.
     let rotated = remember_of(&elsewhere);
     let device = elsewhere
@@ -247,7 +271,12 @@ async fn a_recall_in_a_new_browser_sends_the_new_device_notice() {
         sessions_with(&restarted, &[(REMEMBER, &rotated), (DEVICE, &device)], "en").await,
         Status::Ok
     );
-    assert_eq!(mailbox.after_quiet_wait().await.len(), 2, "{:?}", subjects(&mailbox));
+    assert_eq!(
+        mailbox.after_quiet_wait().await.len(),
+        2,
+        "{:?}",
+        subjects(&mailbox)
+    );
 }
 
 #[rocket::async_test]
@@ -270,7 +299,11 @@ async fn a_planted_user_agent_never_reaches_a_mail() {
         assert!(!part.contains("evil.example"), "{part}");
         assert!(!part.contains("555"), "{part}");
     }
-    assert!(mail.text.contains("Browser: an unknown browser"), "{}", mail.text);
+    assert!(
+        mail.text.contains("Browser: an unknown browser"),
+        "{}",
+        mail.text
+    );
 }
 
 #[rocket::async_test]
@@ -289,7 +322,10 @@ async fn the_device_cookie_is_host_prefixed_under_https() {
     let device = set_cookie(&answer, "__Host-gatehouse_device").expect("__Host-gatehouse_device");
     assert_eq!(device.secure(), Some(true));
     assert_eq!(device.path(), Some("/"));
-    assert!(set_cookie(&answer, DEVICE).is_none(), "only the prefixed name");
+    assert!(
+        set_cookie(&answer, DEVICE).is_none(),
+        "only the prefixed name"
+    );
 }
 
 #[rocket::async_test]
@@ -297,8 +333,12 @@ async fn twelve_wrong_enrolment_codes_are_refused_with_429_by_the_sixth() {
     let (app, _mailbox) = spawn_mail_app_with(|f| f).await;
     let user_id = app.create_user(EMAIL, PASSWORD).await;
     assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
-    let (status, enrolment) =
-        post(&app.client, "/auth/two-factor", json!({"password": PASSWORD})).await;
+    let (status, enrolment) = post(
+        &app.client,
+        "/auth/two-factor",
+        json!({"password": PASSWORD}),
+    )
+    .await;
     assert_eq!(status, Status::Ok);
     let secret = enrolment["secret"].as_str().expect("secret").to_owned();
     let mut statuses = Vec::new();
@@ -316,8 +356,14 @@ async fn twelve_wrong_enrolment_codes_are_refused_with_429_by_the_sixth() {
     }
     let first_refused = statuses.iter().position(|s| *s == 429).expect("a 429");
     assert!(first_refused <= 5, "{statuses:?}");
-    assert!(statuses[first_refused..].iter().all(|s| *s == 429), "{statuses:?}");
-    assert!(statuses[..first_refused].iter().all(|s| *s == 422), "{statuses:?}");
+    assert!(
+        statuses[first_refused..].iter().all(|s| *s == 429),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses[..first_refused].iter().all(|s| *s == 422),
+        "{statuses:?}"
+    );
     // The code that spent the window was checked and counted (and answered
     // 429); no code after it was checked.
     assert_eq!(
@@ -331,17 +377,31 @@ async fn twelve_wrong_enrolment_codes_are_refused_with_429_by_the_sixth() {
 async fn a_password_change_that_fails_half_way_changes_nothing() {
     let (app, mailbox, _, cookie) = remembered(30).await;
     let laptop = browser(&app, &mailbox, 30).await;
-    assert_eq!(sessions_with(&laptop, &[(REMEMBER, &cookie)], "en").await, Status::Ok);
+    assert_eq!(
+        sessions_with(&laptop, &[(REMEMBER, &cookie)], "en").await,
+        Status::Ok
+    );
     // The transaction's last statement (the credential epoch) fails.
     rename(&app, "gatehouse_credential_epochs", "gatehouse_epochs_away").await;
     let (status, body) = change_credentials(&app.client, "password").await;
     rename(&app, "gatehouse_epochs_away", "gatehouse_credential_epochs").await;
     assert_eq!(status, Status::InternalServerError, "{body}");
-    assert!(!body.to_string().contains("gatehouse_credential_epochs"), "{body}");
-    assert_eq!(sessions_with(&laptop, &[], "en").await, Status::Ok, "the other session lives");
+    assert!(
+        !body.to_string().contains("gatehouse_credential_epochs"),
+        "{body}"
+    );
+    assert_eq!(
+        sessions_with(&laptop, &[], "en").await,
+        Status::Ok,
+        "the other session lives"
+    );
     assert_eq!(dashboard(&app.client).await, Status::Ok);
     let old_password = browser(&app, &mailbox, 30).await;
-    assert_eq!(sign_in(&old_password, false).await.0, Status::Ok, "the old password");
+    assert_eq!(
+        sign_in(&old_password, false).await.0,
+        Status::Ok,
+        "the old password"
+    );
     let rotated = remember_of(&laptop);
     let fresh = browser(&app, &mailbox, 30).await;
     assert_eq!(
@@ -358,4 +418,76 @@ async fn rename(app: &TestApp, from: &str, to: &str) {
         .execute(sqlx::query(&sql))
         .await
         .expect("table renamed");
+}
+
+#[rocket::async_test]
+async fn a_hundred_failed_codes_in_a_row_close_the_second_step_until_a_reset_by_mail() {
+    let (app, mailbox) = spawn_mail_app_with(|f| f).await;
+    let user_id = app.create_user(EMAIL, PASSWORD).await;
+    assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
+    let (secret, _) = enrol(&app.client).await;
+    app.client.post("/logout").dispatch().await;
+    // 99 failures in a row already (spread over weeks, under every window).
+    app.db
+        .execute(
+            app.db
+                .query("UPDATE gatehouse_two_factor SET failed_in_row = 99 WHERE user_id = $1")
+                .bind(user_id),
+        )
+        .await
+        .expect("failures set");
+    let (status, body) = sign_in(&app.client, false).await;
+    assert_eq!(status, Status::Ok, "{body}");
+    let (status, body) = post(
+        &app.client,
+        "/auth/two-factor-challenge",
+        json!({"code": wrong_code(&secret)}),
+    )
+    .await;
+    assert_eq!(status, Status::TooManyRequests, "the hundredth: {body}");
+    assert_eq!(body["message"], "auth_throttle");
+    let mail = mailbox
+        .wait_for_mail(EMAIL, "Someone is trying to sign in to your account")
+        .await;
+    assert!(
+        mail.text.contains("100 wrong two-factor codes in a row"),
+        "{}",
+        mail.text
+    );
+    assert!(
+        mail.text.contains("until the password is reset by mail"),
+        "{}",
+        mail.text
+    );
+
+    // Closed: even the right code is not checked.
+    assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
+    let (status, _) = post(
+        &app.client,
+        "/auth/two-factor-challenge",
+        json!({"code": code(&secret, now() + 30)}),
+    )
+    .await;
+    assert_eq!(status, Status::TooManyRequests, "closed");
+
+    // A reset by mail opens it again.
+    let link = request_link(&app, &mailbox, EMAIL).await;
+    let new_password = "an entirely new passphrase";
+    let answer = reset(&app.client, &link.token, EMAIL, new_password).await;
+    assert_eq!(answer.status(), Status::Ok);
+    drop(answer);
+    let (status, _) = post(
+        &app.client,
+        "/auth/login",
+        json!({"email": EMAIL, "password": new_password}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok);
+    let (status, body) = post(
+        &app.client,
+        "/auth/two-factor-challenge",
+        json!({"code": code(&secret, now() + 30)}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok, "open again: {body}");
 }
