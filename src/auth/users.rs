@@ -2,6 +2,7 @@
 
 use sqlx::Row;
 
+use super::epoch::Epoch;
 use crate::db::{Db, DbError, Tx};
 use crate::domain::{Email, SecretToken};
 
@@ -16,9 +17,13 @@ pub struct UserRecord {
     pub email: String,
     /// Password hash (argon2id or bcrypt).
     pub password_hash: String,
+    /// The credential epoch, read in the statement that read the hash: a
+    /// sign-in waiting for its second factor is good for this epoch only.
+    pub epoch: Epoch,
 }
 
-const COLUMNS: &str = "id, name, email, password";
+const COLUMNS: &str = "id, name, email, password, \
+     (SELECT epoch FROM gatehouse_credential_epochs WHERE user_id = users.id) AS credential_epoch";
 
 fn record(row: sqlx::any::AnyRow) -> Result<UserRecord, DbError> {
     Ok(UserRecord {
@@ -26,6 +31,7 @@ fn record(row: sqlx::any::AnyRow) -> Result<UserRecord, DbError> {
         name: row.try_get("name")?,
         email: row.try_get("email")?,
         password_hash: row.try_get("password")?,
+        epoch: Epoch(row.try_get::<Option<i64>, _>("credential_epoch")?.unwrap_or(0)),
     })
 }
 

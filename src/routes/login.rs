@@ -11,7 +11,6 @@ use serde_json::json;
 use super::password_check::{check_password, Checked};
 use super::notify::{new_device, notify, Recipient};
 use super::pending;
-use crate::auth::epoch;
 use crate::auth::users::{self, UserRecord};
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
@@ -78,9 +77,9 @@ pub async fn login(
             return Err(AuthError::Credentials);
         };
         if gh.two_factor.is_enabled(user.id).await? {
-            // Not signed in yet: the second factor completes it.
-            let epoch = epoch::current(&gh.db, user.id).await?;
-            pending::begin(&session, user.id, credentials.remember, epoch);
+            // Not signed in yet: the second factor completes it, under the
+            // credential epoch read with the password hash that was checked.
+            pending::begin(&session, user.id, credentials.remember, user.epoch);
             if input.is_form() {
                 return Ok(Reply::screen(Screen::TwoFactor.path()));
             }

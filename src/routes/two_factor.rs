@@ -352,12 +352,12 @@ pub async fn challenge(
             },
             (None, Some(recovery), _) => gh
                 .two_factor
-                .use_recovery_code(pending.user_id, recovery)
+                .use_recovery_code(pending.user_id, pending.epoch, recovery)
                 .await
                 .map_err(AuthError::from),
             (None, None, Some(code)) => gh
                 .two_factor
-                .verify_sign_in(pending.user_id, code)
+                .verify_sign_in(pending.user_id, pending.epoch, code)
                 .await
                 .map_err(AuthError::from),
             (None, None, None) => Err(AuthError::TwoFactorFailed),

@@ -22,6 +22,7 @@ mod tests;
 
 use std::sync::Arc;
 
+use crate::auth::epoch::Epoch;
 use crate::clock::unix_now;
 use crate::db::{Db, DbError, Tx};
 
@@ -235,13 +236,19 @@ impl TwoFactor {
 
     /// Checks a code at sign-in: right for now (± one step) and of a later
     /// step than any accepted before for this user.
-    pub async fn verify_sign_in(&self, user_id: i64, code: &str) -> Result<(), TwoFactorError> {
-        self.verify_sign_in_at(user_id, code, now()).await
+    pub async fn verify_sign_in(
+        &self,
+        user_id: i64,
+        epoch: Epoch,
+        code: &str,
+    ) -> Result<(), TwoFactorError> {
+        self.verify_sign_in_at(user_id, epoch, code, now()).await
     }
 
     async fn verify_sign_in_at(
         &self,
         user_id: i64,
+        epoch: Epoch,
         code: &str,
         now: u64,
     ) -> Result<(), TwoFactorError> {
@@ -254,16 +261,21 @@ impl TwoFactor {
         if last_step.is_some_and(|last| last >= step) {
             return Err(TwoFactorError::WrongCode);
         }
-        if !store::accept_step(&self.db, user_id, step).await? {
+        if !store::accept_step(&self.db, user_id, epoch, step).await? {
             return Err(TwoFactorError::WrongCode);
         }
         Ok(())
     }
 
     /// Spends one of the user's recovery codes in place of a TOTP code.
-    pub async fn use_recovery_code(&self, user_id: i64, code: &str) -> Result<(), TwoFactorError> {
+    pub async fn use_recovery_code(
+        &self,
+        user_id: i64,
+        epoch: Epoch,
+        code: &str,
+    ) -> Result<(), TwoFactorError> {
         let hash = recovery::hash(code).ok_or(TwoFactorError::WrongCode)?;
-        if store::use_recovery_code(&self.db, user_id, &hash).await? {
+        if store::use_recovery_code(&self.db, user_id, epoch, &hash).await? {
             Ok(())
         } else {
             Err(TwoFactorError::WrongCode)

@@ -8,6 +8,7 @@
 
 use sqlx::Row;
 
+use crate::auth::epoch::Epoch;
 use crate::db::{Db, DbError, TextColumn, Tx};
 
 /// A user's two-factor sign-in as stored.
@@ -124,23 +125,42 @@ pub async fn confirm_in(
 /// Accepts `step` for an active user unless that step or a later one was
 /// accepted before: a replayed code, or an older one, is refused, on every
 /// instance, by the one statement that records it.
-pub async fn accept_step(db: &Db, user_id: i64, step: i64) -> Result<bool, DbError> {
+pub async fn accept_step(
+    db: &Db,
+    user_id: i64,
+    epoch: Epoch,
+    step: i64,
+) -> Result<bool, DbError> {
     let d = db.dialect();
     let sql = format!(
         "UPDATE gatehouse_two_factor SET last_step = $1, updated_at = {} \
          WHERE user_id = $2 AND confirmed_at IS NOT NULL \
-         AND (last_step IS NULL OR last_step < $3)",
-        d.now_utc()
+         AND (last_step IS NULL OR last_step < $3) AND {}",
+        d.now_utc(),
+        epoch_is(4, 5)
     );
     let accepted = db
         .execute(
             sqlx::query(&d.placeholders(&sql))
                 .bind(step)
                 .bind(user_id)
-                .bind(step),
+                .bind(step)
+                .bind(user_id)
+                .bind(epoch.0),
         )
         .await?;
     Ok(accepted == 1)
+}
+
+/// The condition that the user (placeholder `$user`) is still at the
+/// credential epoch (`$epoch`) the pending sign-in began in: the statement
+/// that completes the second step checks it, so a change committed since
+/// voids the sign-in.
+fn epoch_is(user: u8, epoch: u8) -> String {
+    format!(
+        "COALESCE((SELECT epoch FROM gatehouse_credential_epochs WHERE user_id = ${user}), 0) \
+         = ${epoch}"
+    )
 }
 
 /// Replaces the user's recovery codes with `code_hashes`, in `tx`:
@@ -195,12 +215,18 @@ async fn write_recovery_codes(
 
 /// Marks the user's unused recovery code with this hash as used: `true` for
 /// exactly one caller, however many present the same code at once.
-pub async fn use_recovery_code(db: &Db, user_id: i64, code_hash: &str) -> Result<bool, DbError> {
+pub async fn use_recovery_code(
+    db: &Db,
+    user_id: i64,
+    epoch: Epoch,
+    code_hash: &str,
+) -> Result<bool, DbError> {
     let d = db.dialect();
     let sql = format!(
         "UPDATE gatehouse_recovery_codes SET used_at = {} \
-         WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL",
-        d.now_utc()
+         WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL AND {}",
+        d.now_utc(),
+        epoch_is(3, 4)
     );
     // Two equal codes in one set are possible only in theory (80 bits);
     // then both are spent, which errs on the safe side.
@@ -208,7 +234,9 @@ pub async fn use_recovery_code(db: &Db, user_id: i64, code_hash: &str) -> Result
         .execute(
             sqlx::query(&d.placeholders(&sql))
                 .bind(user_id)
-                .bind(code_hash.to_owned()),
+                .bind(code_hash.to_owned())
+                .bind(user_id)
+                .bind(epoch.0),
         )
         .await?;
     Ok(used >= 1)

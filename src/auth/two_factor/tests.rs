@@ -64,7 +64,7 @@ async fn a_pending_enrolment_is_not_enabled_until_a_code_confirms_it() {
     let secret = app_secret(&enrolment);
     assert!(
         matches!(
-            tf.verify_sign_in_at(user, &code_at(&secret, NOW), NOW).await,
+            tf.verify_sign_in_at(user, Epoch(0), &code_at(&secret, NOW), NOW).await,
             Err(TwoFactorError::NotEnrolled)
         ),
         "a pending enrolment does not take part in sign-in"
@@ -100,36 +100,36 @@ async fn a_code_is_accepted_once_and_never_after_a_later_one() {
     let confirming = code_at(&secret, NOW);
     assert!(
         matches!(
-            tf.verify_sign_in_at(user, &confirming, NOW).await,
+            tf.verify_sign_in_at(user, Epoch(0), &confirming, NOW).await,
             Err(TwoFactorError::WrongCode)
         ),
         "the code that confirmed the enrolment is used"
     );
     let next = code_at(&secret, NOW + PERIOD);
-    tf.verify_sign_in_at(user, &next, NOW + PERIOD)
+    tf.verify_sign_in_at(user, Epoch(0), &next, NOW + PERIOD)
         .await
         .expect("the next step's code signs in");
     assert!(
         matches!(
-            tf.verify_sign_in_at(user, &next, NOW + PERIOD).await,
+            tf.verify_sign_in_at(user, Epoch(0), &next, NOW + PERIOD).await,
             Err(TwoFactorError::WrongCode)
         ),
         "replayed"
     );
     let later = NOW + 3 * PERIOD;
     let ahead = code_at(&secret, later + PERIOD);
-    tf.verify_sign_in_at(user, &ahead, later)
+    tf.verify_sign_in_at(user, Epoch(0), &ahead, later)
         .await
         .expect("an app one step ahead");
     assert!(
         matches!(
-            tf.verify_sign_in_at(user, &code_at(&secret, later), later).await,
+            tf.verify_sign_in_at(user, Epoch(0), &code_at(&secret, later), later).await,
             Err(TwoFactorError::WrongCode)
         ),
         "a code older than the last accepted one"
     );
     assert!(matches!(
-        tf.verify_sign_in_at(user, "12345a", later + 2 * PERIOD).await,
+        tf.verify_sign_in_at(user, Epoch(0), "12345a", later + 2 * PERIOD).await,
         Err(TwoFactorError::WrongCode)
     ));
     test.finish().await;
@@ -145,9 +145,9 @@ async fn another_instance_refuses_a_code_this_one_accepted() {
     let (secret, _) = enabled(&one, user).await;
 
     let code = code_at(&secret, NOW + PERIOD);
-    one.verify_sign_in_at(user, &code, NOW + PERIOD).await.unwrap();
+    one.verify_sign_in_at(user, Epoch(0), &code, NOW + PERIOD).await.unwrap();
     assert!(matches!(
-        two.verify_sign_in_at(user, &code, NOW + PERIOD).await,
+        two.verify_sign_in_at(user, Epoch(0), &code, NOW + PERIOD).await,
         Err(TwoFactorError::WrongCode)
     ));
     other_pool.pool().close().await;
@@ -165,7 +165,7 @@ async fn of_concurrent_sign_ins_with_one_code_exactly_one_gets_through() {
     let attempts = (0..8).map(|_| {
         let tf = tf.clone();
         let code = code.clone();
-        tokio::spawn(async move { tf.verify_sign_in_at(user, &code, NOW + PERIOD).await })
+        tokio::spawn(async move { tf.verify_sign_in_at(user, Epoch(0), &code, NOW + PERIOD).await })
     });
     let outcomes = futures::future::join_all(attempts).await;
     let mut accepted = 0;
@@ -192,21 +192,21 @@ async fn a_recovery_code_works_once_and_a_new_set_voids_the_old() {
 
     assert!(
         matches!(
-            tf.use_recovery_code(user, bobs.expose()[0]).await,
+            tf.use_recovery_code(user, Epoch(0), bobs.expose()[0]).await,
             Err(TwoFactorError::WrongCode)
         ),
         "another user's code"
     );
-    tf.use_recovery_code(user, &format!(" {} ", first.to_uppercase()))
+    tf.use_recovery_code(user, Epoch(0), &format!(" {} ", first.to_uppercase()))
         .await
         .expect("typed in capitals with spaces");
     assert_eq!(tf.remaining_recovery_codes(user).await.unwrap(), 9);
     assert!(matches!(
-        tf.use_recovery_code(user, &first).await,
+        tf.use_recovery_code(user, Epoch(0), &first).await,
         Err(TwoFactorError::WrongCode)
     ));
     assert!(matches!(
-        tf.use_recovery_code(user, "not a code").await,
+        tf.use_recovery_code(user, Epoch(0), "not a code").await,
         Err(TwoFactorError::WrongCode)
     ));
 
@@ -214,10 +214,10 @@ async fn a_recovery_code_works_once_and_a_new_set_voids_the_old() {
     assert_eq!(tf.remaining_recovery_codes(user).await.unwrap(), 10);
     assert_eq!(test.rows("gatehouse_recovery_codes", user).await, 10);
     assert!(matches!(
-        tf.use_recovery_code(user, codes.expose()[1]).await,
+        tf.use_recovery_code(user, Epoch(0), codes.expose()[1]).await,
         Err(TwoFactorError::WrongCode)
     ));
-    tf.use_recovery_code(user, renewed.expose()[1]).await.unwrap();
+    tf.use_recovery_code(user, Epoch(0), renewed.expose()[1]).await.unwrap();
     assert_eq!(tf.remaining_recovery_codes(bob).await.unwrap(), 10);
     test.finish().await;
 }
@@ -232,7 +232,7 @@ async fn concurrent_uses_of_one_recovery_code_let_one_through() {
     let attempts = (0..8).map(|_| {
         let tf = tf.clone();
         let code = code.clone();
-        tokio::spawn(async move { tf.use_recovery_code(user, &code).await.is_ok() })
+        tokio::spawn(async move { tf.use_recovery_code(user, Epoch(0), &code).await.is_ok() })
     });
     let accepted = futures::future::join_all(attempts)
         .await
@@ -256,12 +256,12 @@ async fn disabling_removes_the_secret_and_every_code() {
     assert_eq!(test.rows("gatehouse_two_factor", user).await, 0);
     assert_eq!(test.rows("gatehouse_recovery_codes", user).await, 0);
     assert!(matches!(
-        tf.verify_sign_in_at(user, &code_at(&secret, NOW + PERIOD), NOW + PERIOD)
+        tf.verify_sign_in_at(user, Epoch(0), &code_at(&secret, NOW + PERIOD), NOW + PERIOD)
             .await,
         Err(TwoFactorError::NotEnrolled)
     ));
     assert!(matches!(
-        tf.use_recovery_code(user, codes.expose()[0]).await,
+        tf.use_recovery_code(user, Epoch(0), codes.expose()[0]).await,
         Err(TwoFactorError::WrongCode)
     ));
     assert!(matches!(
@@ -306,7 +306,7 @@ async fn enrolling_again_replaces_a_pending_secret_but_never_an_active_one() {
         "the store refuses too"
     );
     assert_eq!(store::state(&test.db, user).await.unwrap(), sealed);
-    tf.verify_sign_in_at(user, &code_at(&second, NOW + PERIOD), NOW + PERIOD)
+    tf.verify_sign_in_at(user, Epoch(0), &code_at(&second, NOW + PERIOD), NOW + PERIOD)
         .await
         .expect("the confirmed secret still signs in");
     test.finish().await;
@@ -342,12 +342,12 @@ async fn the_secret_is_stored_sealed_and_opens_only_with_the_key() {
     let other_key = TwoFactor::new(test.db.clone(), &[0x2b; 32]);
     assert!(matches!(
         other_key
-            .verify_sign_in_at(user, &code_at(&secret, NOW + PERIOD), NOW + PERIOD)
+            .verify_sign_in_at(user, Epoch(0), &code_at(&secret, NOW + PERIOD), NOW + PERIOD)
             .await,
         Err(TwoFactorError::Sealing(SealingError::WrongKey))
     ));
     other_key
-        .use_recovery_code(user, codes.expose()[0])
+        .use_recovery_code(user, Epoch(0), codes.expose()[0])
         .await
         .expect("recovery codes do not depend on the key");
     test.finish().await;
@@ -375,25 +375,33 @@ async fn the_database_accepts_each_step_once_and_only_for_an_active_user() {
     let test = TestDb::new().await;
     let user = test.user("ada@example.org").await;
     let db = &test.db;
-    assert!(!store::accept_step(db, user, 10).await.unwrap(), "nothing stored");
+    assert!(!store::accept_step(db, user, Epoch(0), 10).await.unwrap(), "nothing stored");
     assert!(store::begin(db, user, "v1:pending").await.unwrap());
-    assert!(!store::accept_step(db, user, 10).await.unwrap(), "pending");
+    assert!(!store::accept_step(db, user, Epoch(0), 10).await.unwrap(), "pending");
     let mut tx = crate::db::Tx::begin(db).await.unwrap();
     assert!(store::confirm_in(&mut tx, user, 10, &[]).await.unwrap());
     assert!(!store::confirm_in(&mut tx, user, 11, &[]).await.unwrap(), "confirmed once");
     tx.commit().await.unwrap();
 
-    assert!(!store::accept_step(db, user, 10).await.unwrap(), "the confirming step");
-    assert!(!store::accept_step(db, user, 9).await.unwrap(), "an older step");
-    assert!(store::accept_step(db, user, 11).await.unwrap());
-    assert!(!store::accept_step(db, user, 11).await.unwrap(), "replayed");
-    assert!(store::accept_step(db, user, 13).await.unwrap(), "a step skipped");
-    assert!(!store::accept_step(db, user, 12).await.unwrap(), "older than the last");
+    assert!(!store::accept_step(db, user, Epoch(0), 10).await.unwrap(), "the confirming step");
+    assert!(!store::accept_step(db, user, Epoch(0), 9).await.unwrap(), "an older step");
+    assert!(store::accept_step(db, user, Epoch(0), 11).await.unwrap());
+    assert!(!store::accept_step(db, user, Epoch(0), 11).await.unwrap(), "replayed");
+    assert!(store::accept_step(db, user, Epoch(0), 13).await.unwrap(), "a step skipped");
+    assert!(!store::accept_step(db, user, Epoch(0), 12).await.unwrap(), "older than the last");
+    let mut tx = crate::db::Tx::begin(db).await.unwrap();
+    crate::auth::epoch::advance_in(&mut tx, user).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(
+        !store::accept_step(db, user, Epoch(0), 14).await.unwrap(),
+        "a sign-in begun under an earlier credential epoch"
+    );
+    assert!(store::accept_step(db, user, Epoch(1), 14).await.unwrap());
     assert_eq!(
         store::state(db, user).await.unwrap(),
         State::Active {
             sealed: "v1:pending".into(),
-            last_step: Some(13)
+            last_step: Some(14)
         }
     );
     test.finish().await;
