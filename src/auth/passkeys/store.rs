@@ -61,7 +61,8 @@ pub async fn insert(
     let insert = "INSERT INTO gatehouse_passkeys \
                   (user_id, credential_hash, user_handle, name, passkey, created_at) \
                   VALUES ($1, $2, $3, $4, $5, $6)";
-    db.insert_id(db.pool(), insert, |query| {
+    let mut conn = db.connection().await?;
+    db.insert_id(&mut *conn, insert, |query| {
         query
             .bind(user_id)
             .bind(credential_hash.to_owned())
