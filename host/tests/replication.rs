@@ -5,7 +5,9 @@
 //! stops; a failover (`pg_ctl promote`) needs no restart — every request in
 //! the gap answers 503 with `Retry-After` within 2 s, none 500, a sign-in
 //! succeeds within 5 s of the promotion, and a session made before it still
-//! opens the dashboard.
+//! opens the dashboard; a statement that holds its connection when the
+//! primary is lost runs to its end; a standby of another server is refused
+//! as a replica at start.
 //!
 //! Without PostgreSQL's server binaries the tests skip with a message, and
 //! fail when `CI` is set.
@@ -64,6 +66,31 @@ fn migrate(url: &str) -> common::Run {
         )
         .env("ROCKET_DATABASES", format!("{{main={{url=\"{url}\"}}}}"))
         .env("ROCKET_SECRET_KEY", SECRET_KEY)
+        .env("ROCKET_LOG_LEVEL", "off")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    common::run(command, None)
+}
+
+/// `gatehouse serve` on `url` with its OData reads on `replicas`, run to
+/// its end (a start refused) or killed after two minutes.
+fn serve_binary(url: &str, replicas: &[String]) -> common::Run {
+    let replicas: Vec<String> = replicas.iter().map(|r| format!("{r:?}")).collect();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    command
+        .arg("serve")
+        .env(
+            "ROCKET_CONFIG",
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Rocket.toml"),
+        )
+        .env("ROCKET_DATABASES", format!("{{main={{url=\"{url}\"}}}}"))
+        .env(
+            "ROCKET_ODATA",
+            format!("{{replicas=[{}]}}", replicas.join(", ")),
+        )
+        .env("ROCKET_SECRET_KEY", SECRET_KEY)
+        .env("ROCKET_PORT", "0")
         .env("ROCKET_LOG_LEVEL", "off")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -394,4 +421,20 @@ async fn a_statement_under_way_when_the_primary_is_lost_runs_to_its_end() {
         .await,
         "statements did not run again once the primary was found"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_of_another_server_is_refused_as_a_replica_at_start() {
+    let Some(ours) = PgCluster::start(0) else {
+        return;
+    };
+    let Some(theirs) = PgCluster::start(1) else {
+        return;
+    };
+    let label = format!("127.0.0.1:{}", theirs.port(Node::Standby(0)));
+    serve_binary(&ours.primary_url(), &[theirs.standby_url(0)]).assert_failure(&[
+        "`odata.replicas`",
+        &label,
+        "a standby of another server",
+    ]);
 }
