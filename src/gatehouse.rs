@@ -305,7 +305,8 @@ impl Fairing for Gatehouse {
 
 /// `db` with its OData reads spread over `odata.replicas`, watched from
 /// now on; the start-up output says how each replica stands. Refused on
-/// an engine other than PostgreSQL.
+/// an engine other than PostgreSQL, and when a replica that answers is not
+/// a standby of the primary.
 async fn with_replicas(db: Db, odata: &ODataSettings, limits: ReadLimits) -> Result<Db, String> {
     if odata.replicas.is_empty() {
         return Ok(db);
@@ -319,6 +320,7 @@ async fn with_replicas(db: Db, odata: &ODataSettings, limits: ReadLimits) -> Res
     let lag = Duration::from_millis(odata.max_replica_lag_ms);
     let replicas = Replicas::new(&odata.replicas, limits, lag)
         .map_err(|e| format!("cannot use `odata.replicas`: {e}"))?;
+    replicas.check_standbys(db.url()).await?;
     let replicas = Arc::new(replicas);
     let watch = replicas.clone().watch(db.url().to_owned()).await;
     tracing::warn!("{}", replicas.describe());

@@ -453,3 +453,35 @@ async fn odata_replicas_are_named_at_start_on_postgresql_and_refused_elsewhere()
     command.arg("serve").env("ROCKET_ODATA", odata);
     run(command, None).assert_failure(&["`odata.replicas` is served on PostgreSQL only"]);
 }
+
+#[tokio::test]
+async fn an_odata_replica_that_is_not_a_standby_is_refused_at_start() {
+    let db = database_with_user("ada@example.org").await;
+    if !db.url.starts_with("postgres") {
+        // Elsewhere `odata.replicas` is refused whatever it names (above).
+        return;
+    }
+    // The primary itself, under a password it does not ask for: it answers,
+    // and it is not in recovery.
+    let mut replica = url::Url::parse(&db.url).expect("a PostgreSQL URL");
+    replica
+        .set_password(Some("replica-secret"))
+        .expect("a URL with a host");
+    let label = format!(
+        "{}:{}",
+        replica.host_str().expect("a host"),
+        replica.port().unwrap_or(5432)
+    );
+    let mut command = gatehouse(&db);
+    command
+        .arg("serve")
+        .env("ROCKET_PORT", free_port().to_string())
+        .env("ROCKET_ODATA", format!("{{replicas=[\"{replica}\"]}}"));
+    let run = run(command, None);
+    run.assert_failure(&["`odata.replicas`", &label, "not a standby"]);
+    assert!(
+        !format!("{}{}", run.stdout, run.stderr).contains("replica-secret"),
+        "the password is never printed:\n{}",
+        run.stderr
+    );
+}

@@ -5,7 +5,9 @@
 //! stops; a failover (`pg_ctl promote`) needs no restart — every request in
 //! the gap answers 503 with `Retry-After` within 2 s, none 500, a sign-in
 //! succeeds within 5 s of the promotion, and a session made before it still
-//! opens the dashboard.
+//! opens the dashboard; a statement that holds its connection when the
+//! primary is lost runs to its end; a standby of another server is refused
+//! as a replica at start.
 //!
 //! Without PostgreSQL's server binaries the tests skip with a message, and
 //! fail when `CI` is set.
@@ -64,6 +66,31 @@ fn migrate(url: &str) -> common::Run {
         )
         .env("ROCKET_DATABASES", format!("{{main={{url=\"{url}\"}}}}"))
         .env("ROCKET_SECRET_KEY", SECRET_KEY)
+        .env("ROCKET_LOG_LEVEL", "off")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    common::run(command, None)
+}
+
+/// `gatehouse serve` on `url` with its OData reads on `replicas`, run to
+/// its end (a start refused) or killed after two minutes.
+fn serve_binary(url: &str, replicas: &[String]) -> common::Run {
+    let replicas: Vec<String> = replicas.iter().map(|r| format!("{r:?}")).collect();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    command
+        .arg("serve")
+        .env(
+            "ROCKET_CONFIG",
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Rocket.toml"),
+        )
+        .env("ROCKET_DATABASES", format!("{{main={{url=\"{url}\"}}}}"))
+        .env(
+            "ROCKET_ODATA",
+            format!("{{replicas=[{}]}}", replicas.join(", ")),
+        )
+        .env("ROCKET_SECRET_KEY", SECRET_KEY)
+        .env("ROCKET_PORT", "0")
         .env("ROCKET_LOG_LEVEL", "off")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -316,4 +343,98 @@ async fn a_failover_needs_no_restart() {
     let all: Vec<i64> = (1..=20).collect();
     assert_eq!(ids(&http, &base, "$orderby=id").await, Ok(all));
     shutdown.notify();
+}
+
+/// What a statement on `db` answers, and how long it took.
+async fn timed(db: &gatehouse::Db, sql: &'static str) -> (Result<u64, sqlx::Error>, Duration) {
+    let asked = Instant::now();
+    let done = db.execute(db.query(sql)).await;
+    (done, asked.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_under_way_when_the_primary_is_lost_runs_to_its_end() {
+    let Some(cluster) = PgCluster::start(1) else {
+        return;
+    };
+    // A database of its own, whose connections can be closed to all.
+    cluster.psql(Node::Primary, "CREATE DATABASE gate");
+    let url = cluster.multi_host_url().replace("/postgres?", "/gate?");
+    let db = gatehouse::Db::connect(&url).await.expect("connects");
+    let statement = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let under_way = db.query("SELECT 1 AS n FROM pg_sleep(3)");
+            db.fetch_optional(under_way).await.map(|row| row.is_some())
+        })
+    };
+    let running = "SELECT pid FROM pg_stat_activity \
+                   WHERE datname = 'gate' AND state = 'active' AND query LIKE '%pg_sleep%'";
+    assert!(
+        wait_for(Duration::from_secs(5), || async {
+            !cluster.psql(Node::Primary, running).is_empty()
+        })
+        .await,
+        "the statement never started"
+    );
+    let pid = cluster.psql(Node::Primary, running);
+
+    // The primary is lost to the watcher: nobody connects to the database
+    // any more, and every connection but the statement's is closed.
+    cluster.psql(Node::Primary, "ALTER DATABASE gate ALLOW_CONNECTIONS false");
+    cluster.psql(
+        Node::Primary,
+        &format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = 'gate' AND pid <> {pid}"
+        ),
+    );
+    // Statements that still need a connection are refused at once.
+    assert!(
+        wait_for(Duration::from_secs(3), || async {
+            let (done, took) = timed(&db, "SELECT 1").await;
+            // `PoolTimedOut` is the 503 with `Retry-After`.
+            matches!(done, Err(sqlx::Error::PoolTimedOut)) && took < Duration::from_millis(100)
+        })
+        .await,
+        "the gate never closed"
+    );
+    assert!(
+        !statement.is_finished(),
+        "the statement under way did not outlast the gate closing"
+    );
+
+    // The one that held its connection runs to its end.
+    let finished = statement.await.expect("the task ran");
+    assert_eq!(
+        finished.map_err(|e| e.to_string()),
+        Ok(true),
+        "the statement under way was cut off"
+    );
+
+    // The database takes connections again: so do statements.
+    cluster.psql(Node::Primary, "ALTER DATABASE gate ALLOW_CONNECTIONS true");
+    assert!(
+        wait_for(Duration::from_secs(5), || async {
+            timed(&db, "SELECT 1").await.0.is_ok()
+        })
+        .await,
+        "statements did not run again once the primary was found"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_of_another_server_is_refused_as_a_replica_at_start() {
+    let Some(ours) = PgCluster::start(0) else {
+        return;
+    };
+    let Some(theirs) = PgCluster::start(1) else {
+        return;
+    };
+    let label = format!("127.0.0.1:{}", theirs.port(Node::Standby(0)));
+    serve_binary(&ours.primary_url(), &[theirs.standby_url(0)]).assert_failure(&[
+        "`odata.replicas`",
+        &label,
+        "a standby of another server",
+    ]);
 }

@@ -17,6 +17,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::HashAlgorithm;
+use crate::security::ClientBlock;
 use crate::workers::{lower_priority, Workers};
 
 /// bcrypt cost for new hashes (Laravel's default).
@@ -44,20 +45,20 @@ pub struct PasswordHasher {
     /// Places for sign-ins waiting for a hash (`auth.hash_queue`); `None`
     /// when unbounded.
     queue: Option<Arc<Semaphore>>,
-    /// Sign-ins waiting per client IP on this instance.
+    /// Sign-ins waiting per client on this instance.
     waiting: Waiting,
-    /// Places one client IP may hold: a quarter of the queue, so a flood
-    /// from one address leaves the rest to everybody else.
+    /// Places one client may hold: a quarter of the queue, so a flood from
+    /// one address (or one IPv6 /64) leaves the rest to everybody else.
     per_ip: usize,
 }
 
-/// Sign-ins waiting for a hash, per client IP.
-type Waiting = Arc<Mutex<HashMap<IpAddr, usize>>>;
+/// Sign-ins waiting for a hash, per client (an IPv6 client by its /64).
+type Waiting = Arc<Mutex<HashMap<ClientBlock, usize>>>;
 
 /// A sign-in's place in the hash queue, given back when dropped.
 pub struct QueuePlace {
     _permit: Option<OwnedSemaphorePermit>,
-    client: Option<(Waiting, IpAddr)>,
+    client: Option<(Waiting, ClientBlock)>,
     /// The client had no other sign-in waiting: its hash goes before those
     /// of clients that have (a flooding address waits behind real users).
     first: bool,
@@ -65,12 +66,12 @@ pub struct QueuePlace {
 
 impl Drop for QueuePlace {
     fn drop(&mut self) {
-        if let Some((waiting, ip)) = self.client.take() {
+        if let Some((waiting, client)) = self.client.take() {
             let mut waiting = waiting.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(n) = waiting.get_mut(&ip) {
+            if let Some(n) = waiting.get_mut(&client) {
                 *n -= 1;
                 if *n == 0 {
-                    waiting.remove(&ip);
+                    waiting.remove(&client);
                 }
             }
         }
@@ -197,19 +198,21 @@ impl PasswordHasher {
 
     /// A place in the hash queue for one sign-in from `ip`, or `None` when
     /// the queue is full or `ip` already holds its share of it (the caller
-    /// answers 503 before doing any work).
+    /// answers 503 before doing any work). An IPv6 client's share is its
+    /// /64's.
     pub fn reserve(&self, ip: IpAddr) -> Option<QueuePlace> {
+        let client = ClientBlock::from(ip);
         let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-        let before = waiting.get(&ip).copied().unwrap_or(0);
+        let before = waiting.get(&client).copied().unwrap_or(0);
         let permit = match &self.queue {
             None => None,
             Some(_) if before >= self.per_ip => return None,
             Some(queue) => Some(queue.clone().try_acquire_owned().ok()?),
         };
-        *waiting.entry(ip).or_default() += 1;
+        *waiting.entry(client).or_default() += 1;
         Some(QueuePlace {
             _permit: permit,
-            client: Some((self.waiting.clone(), ip)),
+            client: Some((self.waiting.clone(), client)),
             first: before == 0,
         })
     }
@@ -259,6 +262,39 @@ impl PasswordHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn an_ipv6_slash_64_holds_one_share_of_the_hash_queue() {
+        // A queue of 8: a client's share is 2 places.
+        let hasher = PasswordHasher::new(HashAlgorithm::Argon2id, 8).unwrap();
+        let first = hasher.reserve(ip("2001:db8:1:2::1")).expect("a place");
+        assert!(first.first);
+        let second = hasher.reserve(ip("2001:db8:1:2::2")).expect("a place");
+        assert!(!second.first, "the second address of the /64 queues behind");
+        assert!(
+            hasher.reserve(ip("2001:db8:1:2:ffff::3")).is_none(),
+            "a third address of the same /64 finds its share spent"
+        );
+        let neighbour = hasher.reserve(ip("2001:db8:1:3::1")).expect("another /64");
+        assert!(neighbour.first);
+        drop(first);
+        assert!(
+            hasher.reserve(ip("2001:db8:1:2::4")).is_some(),
+            "a place given back is the /64's again"
+        );
+    }
+
+    #[test]
+    fn an_ipv4_mapped_address_shares_its_ipv4_address_s_place() {
+        let hasher = PasswordHasher::new(HashAlgorithm::Argon2id, 4).unwrap();
+        let _held = hasher.reserve(ip("203.0.113.9")).expect("a place");
+        assert!(hasher.reserve(ip("::ffff:203.0.113.9")).is_none());
+        assert!(hasher.reserve(ip("203.0.113.10")).is_some());
+    }
 
     #[test]
     fn php_bcrypt_hashes_verify_and_ask_for_rehash() {

@@ -17,7 +17,7 @@
 //!   failures reported after the fact (the per-IP budget).
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,7 @@ use sqlx::Row;
 use crate::clock::unix_now;
 use crate::db::{Db, DbError};
 use crate::domain::{sha256_hex, Email};
+use crate::security::ClientBlock;
 
 /// How long an attempt waits for checks in progress before it is refused.
 const MAX_WAIT: Duration = Duration::from_secs(5);
@@ -133,14 +134,19 @@ impl Throttle {
         self.limit == 0
     }
 
-    /// The stored key: a digest of scope, lower-cased address and client IP.
+    /// The stored key: a digest of scope, lower-cased address and client IP
+    /// (an IPv6 client by its /64, as for [`Self::ip_key`]).
     pub fn key(&self, email: &Email, ip: &str) -> String {
-        sha256_hex(&format!("{}|{}|{}", self.scope, email.as_str(), ip))
+        sha256_hex(&format!(
+            "{}|{}|{}",
+            self.scope,
+            email.as_str(),
+            budget_subject(ip)
+        ))
     }
 
     /// The stored key of a budget per client IP, whatever the address. An
-    /// IPv6 client counts by its /64, the smallest block a network hands out:
-    /// one subscriber holds all of it and could take a new address per try.
+    /// IPv6 client counts by its /64 ([`ClientBlock`]).
     pub fn ip_key(&self, ip: &str) -> String {
         sha256_hex(&format!("{}|{}", self.scope, budget_subject(ip)))
     }
@@ -393,19 +399,11 @@ impl Throttle {
     }
 }
 
-/// Who a per-IP budget counts: an IPv4 address (also one written as an
-/// IPv4-mapped IPv6 address) as it is, an IPv6 address by its /64 prefix.
-/// Text that is no address at all is its own subject.
-pub fn budget_subject(ip: &str) -> String {
+/// Who a per-client counter counts: the client's [`ClientBlock`]. Text
+/// that is no address at all is its own subject.
+fn budget_subject(ip: &str) -> String {
     match ip.parse::<IpAddr>() {
-        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => {
-                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
-                format!("{}/64", Ipv6Addr::from(prefix))
-            }
-        },
-        Ok(IpAddr::V4(v4)) => v4.to_string(),
+        Ok(ip) => ClientBlock::from(ip).to_string(),
         Err(_) => ip.to_owned(),
     }
 }

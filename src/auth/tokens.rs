@@ -23,7 +23,8 @@ pub async fn create(
     );
     let name = name.to_owned();
     let digest = token.digest();
-    db.insert_id(db.pool(), &sql, |query| {
+    let mut conn = db.connection().await?;
+    db.insert_id(&mut *conn, &sql, |query| {
         query
             .bind(TOKENABLE_TYPE)
             .bind(user_id)

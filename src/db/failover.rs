@@ -5,9 +5,11 @@
 //! hands sqlx its single-host URL. A watcher asks that server every half
 //! second whether it still does (`pg_is_in_recovery()`); when it does not
 //! answer, or answers that it is a standby, the primary is lost: every
-//! statement waiting on the pool ends at once (503 with `Retry-After`, never
-//! the pool's 10 s timeout), new ones are refused the same way, and the
-//! hosts are asked in turn every quarter second until one accepts writes.
+//! statement still waiting for a connection ends at once (503 with
+//! `Retry-After`, never the pool's 10 s timeout), new ones are refused the
+//! same way — one that holds its connection runs to its end, so a commit in
+//! flight is never cut off — and the hosts are asked in turn every quarter
+//! second until one accepts writes.
 //! The pool then opens its connections there; no restart is needed.
 
 use std::time::Duration;

@@ -35,11 +35,11 @@ pub use tx::Tx;
 use failover::{find_writable, Primary};
 use pg_url::Hosts;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
+use sqlx::pool::PoolConnection;
 use sqlx::query::Query;
 use sqlx::{Any, AnyPool, Executor, Row, ValueRef};
 
@@ -190,7 +190,7 @@ impl rocket_db_pools::Pool for DbPool {
     }
 
     async fn get(&self) -> Result<Self::Connection, DbError> {
-        self.gated(self.pool.acquire()).await
+        self.connection().await
     }
 
     async fn close(&self) {
@@ -344,22 +344,36 @@ impl DbPool {
         })
     }
 
-    /// Runs `op` on the pool unless no host is known to accept writes; ends
-    /// it as soon as that happens. Either way the error is `PoolTimedOut`
-    /// (503 with `Retry-After`), not a wait for the pool's timeout.
-    async fn gated<T>(&self, op: impl Future<Output = Result<T, DbError>>) -> Result<T, DbError> {
+    /// A connection of the pool, unless no host is known to accept writes:
+    /// a statement still waiting for one when that happens stops waiting
+    /// at once. Either way the error is `PoolTimedOut` (503 with
+    /// `Retry-After`), not a wait for the pool's timeout.
+    ///
+    /// Only the wait is cut short. A statement that holds its connection
+    /// runs to its end (or to its own error, when the server goes away):
+    /// cutting it would leave its client not knowing whether a commit in
+    /// flight took effect.
+    pub(crate) async fn connection(&self) -> Result<PoolConnection<Any>, DbError> {
         let Some(primary) = &self.primary else {
-            return op.await;
+            return self.pool.acquire().await;
         };
         if !primary.is_known() {
             return Err(sqlx::Error::PoolTimedOut);
         }
-        let done = tokio::select! {
-            done = op => done,
+        let acquired = tokio::select! {
+            acquired = self.pool.acquire() => acquired,
             () = primary.lost() => Err(sqlx::Error::PoolTimedOut),
         };
-        if done.as_ref().is_err_and(is_unavailable) {
-            primary.suspect();
+        self.noticed(acquired)
+    }
+
+    /// Passes `done` on, first asking the watcher of the primary to look
+    /// now when it says the database could not be reached.
+    fn noticed<T>(&self, done: Result<T, DbError>) -> Result<T, DbError> {
+        if let Some(primary) = &self.primary {
+            if done.as_ref().is_err_and(is_unavailable) {
+                primary.suspect();
+            }
         }
         done
     }
@@ -395,10 +409,12 @@ impl DbPool {
         }
     }
 
-    /// Begins a transaction (as `pool().begin()`, under the same watch of
-    /// the primary as every statement).
+    /// Begins a transaction (as `pool().begin()`, its connection taken
+    /// under the same watch of the primary as every statement's).
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, Any>, DbError> {
-        self.gated(self.pool.begin()).await
+        let conn = self.connection().await?;
+        // What `Pool::begin` does with the connection it acquired.
+        self.noticed(sqlx::Transaction::begin(conn, None).await)
     }
 
     /// The connections bulk reads (OData) use; `None` for an in-memory
@@ -444,7 +460,8 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<Option<AnyRow>, DbError> {
-        self.gated(query.fetch_optional(&self.pool)).await
+        let mut conn = self.connection().await?;
+        self.noticed(query.fetch_optional(&mut *conn).await)
     }
 
     /// Fetches every row.
@@ -452,13 +469,17 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<Vec<AnyRow>, DbError> {
-        self.gated(query.fetch_all(&self.pool)).await
+        let mut conn = self.connection().await?;
+        self.noticed(query.fetch_all(&mut *conn).await)
     }
 
     /// Runs `insert` (an `INSERT` with `$n` placeholders, bound by `bind`)
     /// on `executor` — the pool or an open transaction — and answers the new
     /// row's `id`: by `RETURNING id` where the engine has it, else by the
-    /// id MySQL reports for the insert.
+    /// id MySQL reports for the insert. Refused at once while no host is
+    /// known to accept writes; an executor that still has to wait for a
+    /// connection (the pool) waits unwatched, so Gatehouse's own inserts
+    /// pass a connection taken under the watch.
     pub async fn insert_id<'c, E>(
         &self,
         executor: E,
@@ -468,17 +489,22 @@ impl DbPool {
     where
         E: Executor<'c, Database = Any>,
     {
-        self.gated(async {
-            if self.dialect.has_returning() {
-                let returning = format!("{insert} RETURNING id");
-                let row = bind(sqlx::query(&returning)).fetch_one(executor).await?;
-                return row.try_get("id");
+        if self.primary.as_ref().is_some_and(|p| !p.is_known()) {
+            return Err(sqlx::Error::PoolTimedOut);
+        }
+        self.noticed(
+            async {
+                if self.dialect.has_returning() {
+                    let returning = format!("{insert} RETURNING id");
+                    let row = bind(sqlx::query(&returning)).fetch_one(executor).await?;
+                    return row.try_get("id");
+                }
+                let insert = self.dialect.placeholders(insert);
+                let done = bind(sqlx::query(&insert)).execute(executor).await?;
+                done.last_insert_id().ok_or(sqlx::Error::RowNotFound)
             }
-            let insert = self.dialect.placeholders(insert);
-            let done = bind(sqlx::query(&insert)).execute(executor).await?;
-            done.last_insert_id().ok_or(sqlx::Error::RowNotFound)
-        })
-        .await
+            .await,
+        )
     }
 
     /// Runs a statement and answers how many rows it touched.
@@ -486,7 +512,8 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<u64, DbError> {
-        Ok(self.gated(query.execute(&self.pool)).await?.rows_affected())
+        let mut conn = self.connection().await?;
+        Ok(self.noticed(query.execute(&mut *conn).await)?.rows_affected())
     }
 }
 

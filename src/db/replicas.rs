@@ -9,7 +9,8 @@
 //! everything is never behind). Reads go to the healthy replicas in turn,
 //! and to the primary when none is healthy; a read a replica fails to
 //! reach runs on the primary and the replica is skipped until the watcher
-//! sees it well again. Each change is logged.
+//! sees it well again. Each change is logged. At start, a replica that
+//! answers but is not a standby of the primary is refused.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -113,6 +114,41 @@ impl Replicas {
             states.join(", "),
             self.max_lag.as_millis()
         )
+    }
+
+    /// Refuses replicas that answer but are no standby of the primary at
+    /// `primary`: one not in recovery (a primary of its own, or the primary
+    /// itself), or one whose `system_identifier` is not the primary's (a
+    /// standby of another server). A replica that does not answer is let
+    /// through, as at any other time: the watcher skips it until it does.
+    /// The message names `odata.replicas` and the replica's host and port.
+    pub async fn check_standbys(&self, primary: &str) -> Result<(), String> {
+        const SYSTEM: &str = "SELECT system_identifier::text FROM pg_control_system()";
+        let primary_system = Asker::new(primary).ask(SYSTEM).await.flatten();
+        for replica in &self.nodes {
+            let mut asker = Asker::new(&replica.url);
+            let Some(in_recovery) = asker.ask("SELECT pg_is_in_recovery()::text").await else {
+                continue;
+            };
+            if in_recovery.as_deref() != Some("true") {
+                return Err(format!(
+                    "`odata.replicas` names {}, which is not a standby (it is not in recovery): \
+                     name streaming standbys of the primary",
+                    replica.label
+                ));
+            }
+            let Some(system) = asker.ask(SYSTEM).await else {
+                continue;
+            };
+            if primary_system.is_some() && system != primary_system {
+                return Err(format!(
+                    "`odata.replicas` names {}, a standby of another server (its system \
+                     identifier is not the primary's): name streaming standbys of the primary",
+                    replica.label
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Asks the primary at `primary` and every replica for their

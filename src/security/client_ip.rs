@@ -1,7 +1,7 @@
 //! The client's address, as far as it can be trusted.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rocket::request::Request;
 
@@ -42,6 +42,39 @@ impl fmt::Display for ClientIp {
     }
 }
 
+/// Who a client is, for counting it: an IPv4 address (also one written as
+/// an IPv4-mapped IPv6 address) as it is, an IPv6 address by its /64, the
+/// smallest block a network hands out — one subscriber holds all of it and
+/// could take a new address per try. Every per-client count (the per-IP
+/// budgets, the per-account sign-in counter, the hash queue's share) keys
+/// on this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClientBlock(IpAddr);
+
+impl From<IpAddr> for ClientBlock {
+    fn from(ip: IpAddr) -> Self {
+        match ip {
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => Self(IpAddr::V4(v4)),
+                None => {
+                    let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                    Self(IpAddr::V6(Ipv6Addr::from(prefix)))
+                }
+            },
+            IpAddr::V4(_) => Self(ip),
+        }
+    }
+}
+
+impl fmt::Display for ClientBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IpAddr::V4(v4) => v4.fmt(f),
+            IpAddr::V6(prefix) => write!(f, "{prefix}/64"),
+        }
+    }
+}
+
 /// The client address as a request guard (never fails).
 #[rocket::async_trait]
 impl<'r> rocket::request::FromRequest<'r> for ClientIp {
@@ -55,3 +88,4 @@ impl<'r> rocket::request::FromRequest<'r> for ClientIp {
         rocket::request::Outcome::Success(ip)
     }
 }
+

@@ -7,7 +7,7 @@ mod logging;
 mod origin;
 mod redirect;
 
-pub use client_ip::ClientIp;
+pub use client_ip::{ClientBlock, ClientIp};
 pub use headers::{common_headers, is_auth_path, screen_headers};
 pub use logging::loggable;
 pub use origin::SameOrigin;

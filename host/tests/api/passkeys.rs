@@ -6,8 +6,8 @@
 //!
 //! The soft passkey keeps no resident credentials and sends no user handle:
 //! the test hands it the credential to use (as a browser holding that one
-//! passkey would pick it), so the server's discoverable path is exercised
-//! with the credential id alone.
+//! passkey would pick it) and adds to its answer the user handle the
+//! registration named, as an authenticator keeping the credential does.
 
 use rocket::figment::Figment;
 use rocket::http::Status;
@@ -42,6 +42,9 @@ async fn spawn() -> TestApp {
 pub(crate) struct Authenticator {
     key: SoftPasskey,
     origin: Url,
+    /// The user handle (base64url) of the last registration, which a
+    /// passkey's assertion carries.
+    user_handle: Option<Value>,
 }
 
 impl Authenticator {
@@ -53,12 +56,14 @@ impl Authenticator {
         Self {
             key: SoftPasskey::new(true),
             origin: Url::parse(origin).expect("origin"),
+            user_handle: None,
         }
     }
 
     /// Answers creation options as the browser would, or `None` when the
     /// authenticator refuses them.
     pub(crate) fn create(&mut self, options: &Value) -> Option<Value> {
+        let user_handle = options["publicKey"]["user"]["id"].clone();
         let mut options: CreationChallengeResponse =
             serde_json::from_value(options.clone()).expect("creation options");
         // The soft passkey cannot keep the credential: it answers as an
@@ -71,6 +76,7 @@ impl Authenticator {
             .key
             .do_registration(self.origin.clone(), options)
             .ok()?;
+        self.user_handle = Some(user_handle);
         Some(serde_json::to_value(answer).expect("credential JSON"))
     }
 
@@ -90,7 +96,11 @@ impl Authenticator {
             .key
             .do_authentication(self.origin.clone(), options)
             .ok()?;
-        Some(serde_json::to_value(answer).expect("assertion JSON"))
+        let mut answer = serde_json::to_value(answer).expect("assertion JSON");
+        if let Some(handle) = &self.user_handle {
+            answer["response"]["userHandle"] = handle.clone();
+        }
+        Some(answer)
     }
 }
 
@@ -360,8 +370,8 @@ async fn a_credential_made_for_another_origin_is_refused() {
     sign_out(&client).await;
     // The same key, used by a page of another origin (another port).
     let mut elsewhere = Authenticator {
-        key: key.key,
         origin: Url::parse("http://localhost:9999").unwrap(),
+        ..key
     };
     let (status, body) = passkey_sign_in(&client, &mut elsewhere, &credential_id).await;
     assert_refused(status, &body);
@@ -522,6 +532,50 @@ async fn a_counter_that_goes_backwards_is_refused_and_recorded() {
         events(&app, user_id, "passkey_refused").await,
         [Some(format!("passkey {id}: counter went backwards"))]
     );
+}
+
+#[rocket::async_test]
+async fn a_passwordless_assertion_without_a_user_handle_is_refused() {
+    let app = spawn().await;
+    let (client, mut key, credential_id, _) = user_with_passkey(&app, ADA).await;
+    sign_out(&client).await;
+    let mut credential = answer(&client, &mut key, &credential_id).await;
+    let handle = credential["response"]
+        .as_object_mut()
+        .expect("a response")
+        .remove("userHandle");
+    assert!(handle.is_some(), "the authenticator named the user");
+    let (status, body) = post(
+        &client,
+        "/auth/passkey/login",
+        json!({"credential": credential}),
+    )
+    .await;
+    assert_refused(status, &body);
+    assert!(!signed_in(&client).await);
+    // Naming its user, the same passkey signs in.
+    let (status, body) = passkey_sign_in(&client, &mut key, &credential_id).await;
+    assert_eq!(status, Status::Ok, "{body}");
+}
+
+#[rocket::async_test]
+async fn a_passwordless_assertion_naming_another_user_is_refused() {
+    let app = spawn().await;
+    let (client, mut key, credential_id, _) = user_with_passkey(&app, ADA).await;
+    let (_, bobs_key, _, _) = user_with_passkey(&app, BOB).await;
+    sign_out(&client).await;
+    let mut credential = answer(&client, &mut key, &credential_id).await;
+    let bobs_handle = bobs_key.user_handle.clone().expect("Bob's user handle");
+    assert_ne!(credential["response"]["userHandle"], bobs_handle);
+    credential["response"]["userHandle"] = bobs_handle;
+    let (status, body) = post(
+        &client,
+        "/auth/passkey/login",
+        json!({"credential": credential}),
+    )
+    .await;
+    assert_refused(status, &body);
+    assert!(!signed_in(&client).await);
 }
 
 #[rocket::async_test]

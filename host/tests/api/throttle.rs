@@ -134,6 +134,49 @@ async fn throttle_leaves_other_client_ips_alone() {
 }
 
 #[rocket::async_test]
+async fn guesses_from_one_ipv6_slash_64_share_one_count() {
+    let app = spawn_app().await;
+    app.create_user("ada@example.org", PASSWORD).await;
+    // Five addresses of one /64, one guess each: a new address per try
+    // buys nothing.
+    for host in 1..=5 {
+        let peer = format!("[2001:db8:1:2::{host}]:5000");
+        let got = status(&app.client, "ada@example.org", WRONG, &peer).await;
+        assert_eq!(got, Status::UnprocessableEntity, "guess from {peer}");
+    }
+    let sixth = "[2001:db8:1:2:ffff::6]:5000";
+    assert_eq!(
+        status(&app.client, "ada@example.org", PASSWORD, sixth).await,
+        Status::TooManyRequests,
+        "the /64 has spent its five"
+    );
+    let next_block = "[2001:db8:1:3::1]:5000";
+    assert_eq!(
+        status(&app.client, "ada@example.org", PASSWORD, next_block).await,
+        Status::Ok,
+        "the next /64 is another client"
+    );
+}
+
+#[rocket::async_test]
+async fn an_ipv4_mapped_address_counts_as_its_ipv4_address() {
+    let app = spawn_app().await;
+    app.create_user("ada@example.org", PASSWORD).await;
+    fail_times(&app.client, 3, "ada@example.org", "203.0.113.9:5000").await;
+    fail_times(
+        &app.client,
+        2,
+        "ada@example.org",
+        "[::ffff:203.0.113.9]:5000",
+    )
+    .await;
+    assert_eq!(
+        status(&app.client, "ada@example.org", PASSWORD, "203.0.113.9:5000").await,
+        Status::TooManyRequests
+    );
+}
+
+#[rocket::async_test]
 async fn successful_login_clears_the_failure_counter() {
     let app = spawn_app().await;
     app.create_user("ada@example.org", PASSWORD).await;

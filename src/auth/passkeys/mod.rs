@@ -266,10 +266,12 @@ impl Passkeys {
     }
 
     /// Verifies an authenticator's answer to `assertion`: the credential is
-    /// a stored one (of the pending user, for a second step), the signature
-    /// over this challenge, origin and relying party holds, the user was
-    /// verified and the counter moved forward. The new counter and the time
-    /// are stored.
+    /// a stored one (of the pending user, for a second step; for a
+    /// passwordless sign-in, its `userHandle` names the credential's user),
+    /// the signature over this challenge, origin and relying party holds,
+    /// the user was verified and the counter moved forward. The new counter
+    /// and the time are stored by the statement that checks the counter
+    /// did not move meanwhile (stored and reported 0 never count).
     pub async fn finish_sign_in(
         &self,
         credential: &Value,
@@ -292,8 +294,13 @@ impl Passkeys {
         };
         let result = match assertion {
             Assertion::Discoverable(state) => {
-                let handle = credential.get_user_unique_id();
-                if handle.is_some_and(|h| Uuid::from_slice(h).map(|u| u.to_string()).ok() != Some(stored.user_handle.clone())) {
+                // The credential id alone names no user: the authenticator
+                // must also say whose credential it signed with.
+                let handle = credential
+                    .get_user_unique_id()
+                    .and_then(|h| Uuid::from_slice(h).ok())
+                    .map(|u| u.to_string());
+                if handle.as_deref() != Some(stored.user_handle.as_str()) {
                     return Err(PasskeyError::Refused);
                 }
                 webauthn
@@ -312,10 +319,18 @@ impl Passkeys {
         if !result.user_verified() {
             return Err(PasskeyError::Refused);
         }
+        let uncounted = result.counter() == 0 && stored_counter(&stored.passkey) == Some(0);
         passkey.update_credential(&result);
         let record = serde_json::to_string(&passkey).map_err(|e| PasskeyError::Record(e.to_string()))?;
-        if !store::used(&self.db, stored.id, &record, unix_now()).await? {
-            return Err(PasskeyError::Refused);
+        let now = unix_now();
+        if !store::used(&self.db, stored.id, &stored.passkey, &record, uncounted, now).await? {
+            // Another assertion was recorded since this one's record was
+            // read: its counter value is spent (a clone at work), unless
+            // the passkey was removed meanwhile.
+            return match store::by_credential(&self.db, &hash).await? {
+                Some(_) => Err(counted(WebauthnError::CredentialPossibleCompromise)),
+                None => Err(PasskeyError::Refused),
+            };
         }
         Ok(Verified {
             user_id: stored.user_id,
@@ -371,6 +386,13 @@ fn resident(mut options: CreationChallengeResponse) -> CreationChallengeResponse
 
 fn options_json(options: RequestChallengeResponse) -> Result<Value, PasskeyError> {
     serde_json::to_value(options).map_err(|e| PasskeyError::Record(e.to_string()))
+}
+
+/// The signature counter in webauthn-rs' record of a passkey (its
+/// credential's `counter`, which the crate keeps to itself).
+fn stored_counter(record: &str) -> Option<u64> {
+    let record: Value = serde_json::from_str(record).ok()?;
+    record["cred"]["counter"].as_u64()
 }
 
 fn parse_passkey(record: &str) -> Result<Passkey, PasskeyError> {

@@ -61,7 +61,8 @@ pub async fn insert(
     let insert = "INSERT INTO gatehouse_passkeys \
                   (user_id, credential_hash, user_handle, name, passkey, created_at) \
                   VALUES ($1, $2, $3, $4, $5, $6)";
-    db.insert_id(db.pool(), insert, |query| {
+    let mut conn = db.connection().await?;
+    db.insert_id(&mut *conn, insert, |query| {
         query
             .bind(user_id)
             .bind(credential_hash.to_owned())
@@ -116,18 +117,44 @@ pub async fn by_id(db: &Db, id: i64) -> Result<Option<StoredPasskey>, DbError> {
         .transpose()
 }
 
-/// A sign-in with passkey `id`: its new record (counter) and the time.
-/// `false` when it was removed meanwhile.
-pub async fn used(db: &Db, id: i64, passkey: &str, now: i64) -> Result<bool, DbError> {
-    let updated = db
-        .execute(
-            db.query("UPDATE gatehouse_passkeys SET passkey = $1, last_used_at = $2 WHERE id = $3")
-                .bind(passkey.to_owned())
-                .bind(now)
-                .bind(id),
-        )
-        .await?;
-    Ok(updated > 0)
+/// A sign-in with passkey `id` recorded: the record `read` before the
+/// assertion was checked becomes `recorded` (its counter moved forward),
+/// with the time — only while the row still holds `read`, so that of two
+/// assertions checked against one record (two with one counter value) one
+/// is recorded and the other answers `false`. A passkey that `uncounted`
+/// (stored and reported counter both 0: a synced passkey never counts)
+/// may also find its row already holding `recorded`. `false` as well when
+/// the passkey was removed meanwhile.
+pub async fn used(
+    db: &Db,
+    id: i64,
+    read: &str,
+    recorded: &str,
+    uncounted: bool,
+    now: i64,
+) -> Result<bool, DbError> {
+    let query = match uncounted {
+        false => db
+            .query(
+                "UPDATE gatehouse_passkeys SET passkey = $1, last_used_at = $2 \
+                 WHERE id = $3 AND passkey = $4",
+            )
+            .bind(recorded.to_owned())
+            .bind(now)
+            .bind(id)
+            .bind(read.to_owned()),
+        true => db
+            .query(
+                "UPDATE gatehouse_passkeys SET passkey = $1, last_used_at = $2 \
+                 WHERE id = $3 AND (passkey = $4 OR passkey = $5)",
+            )
+            .bind(recorded.to_owned())
+            .bind(now)
+            .bind(id)
+            .bind(read.to_owned())
+            .bind(recorded.to_owned()),
+    };
+    Ok(db.execute(query).await? > 0)
 }
 
 /// Removes passkey `id`; `false` when there was none.
@@ -136,4 +163,54 @@ pub async fn delete(db: &Db, id: i64) -> Result<bool, DbError> {
         .execute(db.query("DELETE FROM gatehouse_passkeys WHERE id = $1").bind(id))
         .await?;
     Ok(deleted > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{insert, used};
+    use crate::auth::two_factor::test_db::TestDb;
+
+    /// A record as webauthn-rs keeps it, cut down to its counter.
+    fn record(counter: u32) -> String {
+        format!(r#"{{"cred":{{"counter":{counter}}}}}"#)
+    }
+
+    #[tokio::test]
+    async fn of_two_assertions_with_one_counter_value_one_is_recorded() {
+        let test = TestDb::new().await;
+        let user = test.user("ada@example.org").await;
+        let id = insert(&test.db, user, "c0ffee", "handle", "Laptop", &record(4), 1)
+            .await
+            .expect("a passkey");
+        // Both were checked against the stored 4 and report 5.
+        let first = used(&test.db, id, &record(4), &record(5), false, 2).await;
+        let second = used(&test.db, id, &record(4), &record(5), false, 2).await;
+        assert_eq!(
+            (first.unwrap(), second.unwrap()),
+            (true, false),
+            "the second finds the counter already at 5"
+        );
+        // One checked against the stored 5 counts on.
+        assert!(used(&test.db, id, &record(5), &record(6), false, 3).await.unwrap());
+        test.finish().await;
+    }
+
+    #[tokio::test]
+    async fn a_synced_passkey_that_never_counts_is_recorded_every_time() {
+        let test = TestDb::new().await;
+        let user = test.user("ada@example.org").await;
+        let id = insert(&test.db, user, "c0ffee", "handle", "Phone", &record(0), 1)
+            .await
+            .expect("a passkey");
+        // A flag changed with the first: the second, checked against the
+        // record before it, still signs in.
+        let changed = r#"{"cred":{"counter":0,"backup_state":true}}"#;
+        for _ in 0..2 {
+            assert!(used(&test.db, id, &record(0), changed, true, 2).await.unwrap());
+        }
+        // Removed meanwhile: nothing is recorded.
+        super::delete(&test.db, id).await.unwrap();
+        assert!(!used(&test.db, id, changed, changed, true, 3).await.unwrap());
+        test.finish().await;
+    }
 }

@@ -16,7 +16,7 @@ pub mod store;
 pub mod verification;
 
 #[cfg(test)]
-mod test_db;
+pub(crate) mod test_db;
 #[cfg(test)]
 mod tests;
 
