@@ -12,5 +12,5 @@ pub mod two_factor;
 pub mod users;
 
 pub use password::PasswordHasher;
-pub use throttle::{budget_subject, Attempt, Begun, Throttle};
+pub use throttle::{Attempt, Begun, Throttle};
 pub use throttles::{Throttles, CHALLENGE_SECONDS};

@@ -24,12 +24,11 @@ use subtle::ConstantTimeEq;
 use super::remember_store::{self as store, Remembered, Rotation};
 use super::store::Ending;
 use super::{device, store as sessions};
-use crate::auth::budget_subject;
 use crate::auth::{epoch, users};
 use crate::clock::unix_now;
 use crate::db::{Db, DbError, Tx};
 use crate::domain::{sha256_hex, SecretToken};
-use crate::security::ClientIp;
+use crate::security::{ClientBlock, ClientIp};
 use crate::shared::Shared;
 
 /// Name of the remember-me cookie.
@@ -117,7 +116,7 @@ pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Recall, DbE
     let now = unix_now();
     let rotation = Rotation {
         at: now,
-        client: budget_subject(&ClientIp::of(req, &gh.settings).to_string()),
+        client: ClientBlock::from(ClientIp::of(req, &gh.settings).0).to_string(),
         device: device::presented(jar, gh).unwrap_or_default(),
     };
     // A second look only when another recall rotated the record between
