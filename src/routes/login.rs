@@ -20,7 +20,7 @@ use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
 use crate::session::device::{self, Device};
-use crate::session::{remember, AuthUser, Guest, Session};
+use crate::session::{remember, AuthUser, Guest, Session, SignedInBy};
 use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
 
@@ -112,6 +112,9 @@ pub struct Proven {
     pub method: Method,
     /// Whether a screen posted it (answered with a 303).
     pub is_form: bool,
+    /// The passkey (`gatehouse_passkeys.id`) that proved it, if one did:
+    /// removing that passkey ends the session.
+    pub passkey_id: Option<i64>,
 }
 
 impl Proven {
@@ -122,16 +125,19 @@ impl Proven {
             remember,
             method: Method::Password,
             is_form,
+            passkey_id: None,
         }
     }
 
-    /// A passkey alone proved `user` (its script posts JSON).
-    pub fn passkey(user: UserRecord, remember: bool) -> Self {
+    /// The passkey `passkey_id` alone proved `user` (its script posts
+    /// JSON).
+    pub fn passkey(user: UserRecord, remember: bool, passkey_id: i64) -> Self {
         Self {
             user,
             remember,
             method: Method::Passkey,
             is_form: false,
+            passkey_id: Some(passkey_id),
         }
     }
 }
@@ -178,9 +184,14 @@ pub async fn finish(
         remember: remember_me,
         method,
         is_form,
+        passkey_id,
     } = proven;
     let session = at.session;
     session.sign_in(user.id);
+    session.signed_in_by(SignedInBy {
+        remember: None,
+        passkey: passkey_id,
+    });
     if remember_me {
         // Laravel's column, for hosts that share the table.
         users::ensure_remember_token(&gh.db, user.id).await?;

@@ -25,7 +25,7 @@ use crate::i18n::Language;
 use crate::mail::Notice;
 use crate::reply::Reply;
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{AuthUser, Guest, Session};
+use crate::session::{store, AuthUser, Guest, Session};
 use crate::state::GatehouseState;
 
 /// 404 while passkeys are off.
@@ -154,12 +154,14 @@ pub async fn register(
 }
 
 /// `POST /auth/passkeys/<id>/delete` `{password}`: 204, or 404 unless the
-/// passkey is the caller's.
+/// passkey is the caller's. Every other session the passkey signed in ends
+/// (this one was just proven again by the password).
 #[allow(clippy::too_many_arguments)]
 #[post("/auth/passkeys/<id>/delete", data = "<body>")]
 pub async fn remove(
     _origin: SameOrigin,
     user: AuthUser,
+    session: Session,
     from: Origin,
     client: ClientIp,
     language: Language,
@@ -175,6 +177,8 @@ pub async fn remove(
         .remove(user.id, id)
         .await?
         .ok_or(AuthError::NotFound)?;
+    let own = session.stored_id().unwrap_or_default();
+    store::end_for_passkey(&gh.db, id, &own).await?;
     let event = AuthEvent::PasskeyRemoved {
         user_id: user.id,
         passkey_id: id,
@@ -236,17 +240,19 @@ pub async fn sign_in(
         }
         _ => Err(AuthError::PasskeyFailed),
     };
-    let user = match verified {
-        Ok(verified) => users::find_by_id(&gh.db, verified.user_id).await?,
+    let found = match verified {
+        Ok(verified) => users::find_by_id(&gh.db, verified.user_id)
+            .await?
+            .map(|user| (user, verified.passkey_id)),
         Err(AuthError::PasskeyFailed) => None,
         Err(other) => return Err(other),
     };
-    let Some(user) = user else {
+    let Some((user, passkey_id)) = found else {
         ip_budget.record(&ip_key).await?;
         return Err(AuthError::PasskeyFailed);
     };
     let at = Completing::new(jar, &session, &from, language);
-    finish(gh, at, Proven::passkey(user, remember)).await
+    finish(gh, at, Proven::passkey(user, remember, passkey_id)).await
 }
 
 /// Verifies `credential` against `assertion`; a counter that went

@@ -175,11 +175,13 @@ pub async fn end_recalled_in(
     .await
 }
 
-/// Ends every session the passkey `passkey_id` signed in.
-pub async fn end_for_passkey(db: &Db, passkey_id: i64) -> Result<u64, DbError> {
+/// Ends every session the passkey `passkey_id` signed in but the one
+/// stored under `keep`.
+pub async fn end_for_passkey(db: &Db, passkey_id: i64, keep: &str) -> Result<u64, DbError> {
     db.execute(
-        db.query("DELETE FROM sessions WHERE passkey_id = $1")
-            .bind(passkey_id),
+        db.query("DELETE FROM sessions WHERE passkey_id = $1 AND id <> $2")
+            .bind(passkey_id)
+            .bind(keep.to_owned()),
     )
     .await
 }

@@ -599,6 +599,11 @@ async fn a_removed_passkey_no_longer_signs_in() {
     )
     .await;
     assert_eq!(status, Status::NotFound);
+    // A phone the passkey signed in is signed out with it.
+    let phone = browser_with(&app, passkeys_on).await;
+    let (status, body) = passkey_sign_in(&phone, &mut key, &credential_id).await;
+    assert_eq!(status, Status::Ok, "{body}");
+    assert!(signed_in(&phone).await);
     let (status, _) = post(
         &client,
         &format!("/auth/passkeys/{id}/delete"),
@@ -606,6 +611,14 @@ async fn a_removed_passkey_no_longer_signs_in() {
     )
     .await;
     assert_eq!(status, Status::NoContent);
+    assert!(
+        !signed_in(&phone).await,
+        "the session the passkey signed in ended"
+    );
+    assert!(
+        signed_in(&client).await,
+        "the caller proved the password just now"
+    );
     let (_, list) = post_get(&client, "/auth/passkeys").await;
     assert_eq!(list["value"], json!([]));
     assert_eq!(
