@@ -17,6 +17,7 @@ account-code = Code aus der App
 account-confirm = Bestätigen und einschalten
 account-recovery_codes_intro = Ihre Wiederherstellungscodes. Jeder meldet Sie einmal an, falls Sie Ihr Gerät verlieren. Bewahren Sie sie sicher auf: Sie werden nur jetzt angezeigt.
 account-recovery_codes_left = Verbleibende Wiederherstellungscodes:
+account-recovery_codes_weak = Ihre Wiederherstellungscodes stammen aus einem älteren, schwächeren Satz. Sie funktionieren weiterhin, aber bitte erstellen Sie jetzt einen neuen Satz.
 account-new_recovery_codes = Neue Wiederherstellungscodes
 account-sessions_heading = Wo Sie angemeldet sind
 account-unknown_device = Unbekanntes Gerät

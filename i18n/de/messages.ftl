@@ -36,6 +36,7 @@ msg-two_factor_enabled = Die Anmeldung in zwei Schritten ist an.
 msg-two_factor_disabled = Die Anmeldung in zwei Schritten ist aus.
 msg-two_factor_pending = Scannen Sie den Code und bestätigen Sie ihn, um die Anmeldung in zwei Schritten einzuschalten.
 msg-recovery_codes_renewed = Ihre neuen Wiederherstellungscodes stehen unten; die alten gelten nicht mehr.
+msg-recovery_codes_renew = Sie haben sich mit einem Wiederherstellungscode aus einem älteren, schwächeren Satz angemeldet: Bitte erstellen Sie auf Ihrer Kontoseite einen neuen Satz Wiederherstellungscodes.
 msg-passkey_failed = Dieser Passkey wurde nicht angenommen. Bitte versuchen Sie es erneut oder melden Sie sich anders an.
 msg-passkey_cancelled = Es wurde kein Passkey verwendet: Die Anfrage wurde abgebrochen oder ist abgelaufen.
 msg-passkey_none = Für dieses Konto ist kein Passkey eingerichtet. Bitte geben Sie stattdessen einen Code ein.

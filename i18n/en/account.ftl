@@ -17,6 +17,7 @@ account-code = Code from the app
 account-confirm = Confirm and turn on
 account-recovery_codes_intro = Your recovery codes. Each signs you in once if you lose your device. Keep them somewhere safe: they are shown only now.
 account-recovery_codes_left = Recovery codes left:
+account-recovery_codes_weak = Your recovery codes are from an earlier, weaker set. They still work, but please make a new set now.
 account-new_recovery_codes = New recovery codes
 account-sessions_heading = Where you are signed in
 account-unknown_device = Unknown device

@@ -36,6 +36,7 @@ msg-two_factor_enabled = Two-factor sign-in is on.
 msg-two_factor_disabled = Two-factor sign-in is off.
 msg-two_factor_pending = Scan the code and confirm it to turn two-factor sign-in on.
 msg-recovery_codes_renewed = Your new recovery codes are shown below; the old ones no longer work.
+msg-recovery_codes_renew = You signed in with a recovery code from an earlier, weaker set: please make a new set of recovery codes on your account screen.
 msg-passkey_failed = This passkey was not accepted. Please try again, or sign in another way.
 msg-passkey_cancelled = No passkey was used: the request was cancelled or timed out.
 msg-passkey_none = No passkey is registered for this account. Please enter a code instead.

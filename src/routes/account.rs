@@ -108,7 +108,12 @@ pub async fn render(
         Status::Pending => ("pending", Value::Null),
         Status::On {
             recovery_codes_left,
-        } => ("on", json!({ "recovery_codes_left": recovery_codes_left })),
+            renew_recovery_codes,
+        } => (
+            "on",
+            json!({ "recovery_codes_left": recovery_codes_left,
+                    "renew": renew_recovery_codes }),
+        ),
         Status::Off => ("off", Value::Null),
     };
     let events = crate::events::latest_events(&gh.db, user.id, LATEST_EVENTS).await?;

@@ -341,12 +341,13 @@ pub async fn challenge(
                 return Err(AuthError::Throttled { retry_after });
             }
         };
-        let checked: Result<(), AuthError> = match (&credential, &recovery, &code) {
+        // Whether a recovery code of an earlier, weaker set was spent.
+        let checked: Result<bool, AuthError> = match (&credential, &recovery, &code) {
             (Some(credential), _, _) => match Ceremony::SecondStep.take::<Assertion>(gh, &session).await? {
                 Some(assertion @ Assertion::SecondStep { user_id, .. })
                     if user_id == pending.user_id =>
                 {
-                    passkeys::verify(gh, &from, credential, assertion).await.map(drop)
+                    passkeys::verify(gh, &from, credential, assertion).await.map(|_| false)
                 }
                 _ => Err(AuthError::PasskeyFailed),
             },
@@ -354,26 +355,20 @@ pub async fn challenge(
                 .two_factor
                 .use_recovery_code(pending.user_id, pending.epoch, recovery)
                 .await
+                .map(|spent| spent.renew)
                 .map_err(AuthError::from),
             (None, None, Some(code)) => gh
                 .two_factor
                 .verify_sign_in(pending.user_id, pending.epoch, code)
                 .await
+                .map(|()| false)
                 .map_err(AuthError::from),
             (None, None, None) => Err(AuthError::TwoFactorFailed),
         };
-        if let Err(error) = checked {
-            if !matches!(error, AuthError::TwoFactorFailed | AuthError::PasskeyFailed) {
-                // Dropped unreported: counted as a failure.
-                return Err(error);
-            }
-            let answer = failed(gh, check, pending.user_id, &from, language).await?;
-            if matches!(answer, AuthError::Throttled { .. }) {
-                pending::end(&session);
-                return Err(answer);
-            }
-            return Err(error);
-        }
+        let renew = match checked {
+            Ok(renew) => renew,
+            Err(error) => return Err(refused(gh, check, &session, &pending, &from, language, error).await),
+        };
         check.succeeded().await?;
         pending::end(&session);
         if recovery.is_some() {
@@ -386,12 +381,48 @@ pub async fn challenge(
             .ok_or(AuthError::Unauthenticated)?;
         let at = Completing::new(jar, &session, &from, language);
         let proven = Proven::password(user, pending.remember, input.is_form());
-        finish(gh, at, proven).await
+        let reply = finish(gh, at, proven).await?;
+        if !renew {
+            return Ok(reply);
+        }
+        // A code of an earlier, weaker set: the user is asked to renew them.
+        session.set_flash(json!({"message": "recovery_codes_renew"}));
+        Ok(match reply {
+            Reply::Json(Json(mut body)) => {
+                body["renew_recovery_codes"] = json!(true);
+                Reply::json(body)
+            }
+            other => other,
+        })
     }
     .await;
     Posted(answer)
 }
 
+/// A second-factor answer that was refused, counted: the error to answer
+/// (429, and the pending sign-in dropped, once no further code is checked).
+async fn refused(
+    gh: &GatehouseState,
+    check: Box<SecondFactorCheck>,
+    session: &Session,
+    pending: &pending::Pending,
+    from: &Origin,
+    language: Language,
+    error: AuthError,
+) -> AuthError {
+    if !matches!(error, AuthError::TwoFactorFailed | AuthError::PasskeyFailed) {
+        // Dropped unreported: counted as a failure.
+        return error;
+    }
+    match failed(gh, check, pending.user_id, from, language).await {
+        Ok(answer @ AuthError::Throttled { .. }) => {
+            pending::end(session);
+            answer
+        }
+        Ok(_) => error,
+        Err(other) => other,
+    }
+}
 /// `POST /auth/two-factor/passkey-options`: request options for answering
 /// the pending sign-in's second step with one of the pending user's own
 /// passkeys (404 while passkeys are off or when they have none).

@@ -491,3 +491,85 @@ async fn a_hundred_failed_codes_in_a_row_close_the_second_step_until_a_reset_by_
     .await;
     assert_eq!(status, Status::Ok, "open again: {body}");
 }
+
+#[rocket::async_test]
+async fn recovery_codes_of_an_earlier_set_work_once_and_ask_to_be_renewed() {
+    let (app, _mailbox) = spawn_mail_app_with(|f| f).await;
+    let user_id = app.create_user(EMAIL, PASSWORD).await;
+    assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
+    let (status, enrolment) = post(
+        &app.client,
+        "/auth/two-factor",
+        json!({"password": PASSWORD}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok);
+    let secret = enrolment["secret"].as_str().expect("secret").to_owned();
+    let (status, body) = post(
+        &app.client,
+        "/auth/two-factor/confirm",
+        json!({"code": code(&secret, now())}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok, "{body}");
+    let codes: Vec<String> = serde_json::from_value(body["recovery_codes"].clone()).expect("codes");
+    let renew_prompt = |html: &str| html.contains("data-recovery-codes-renew");
+    let account = app.get_html("/account").await;
+    assert!(!renew_prompt(
+        &account.into_string().await.unwrap_or_default()
+    ));
+
+    // The set as an earlier, 80-bit set is stored.
+    app.db
+        .execute(
+            app.db
+                .query("UPDATE gatehouse_recovery_codes SET bits = 80 WHERE user_id = $1")
+                .bind(user_id),
+        )
+        .await
+        .expect("an earlier set");
+    let account = app
+        .get_html("/account")
+        .await
+        .into_string()
+        .await
+        .unwrap_or_default();
+    assert!(renew_prompt(&account), "the account screen asks");
+    assert!(account.contains("earlier, weaker set"), "{account}");
+
+    app.client.post("/logout").dispatch().await;
+    assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
+    let (status, body) = post(
+        &app.client,
+        "/auth/two-factor-challenge",
+        json!({"recovery_code": codes[0]}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok, "{body}");
+    assert_eq!(body["renew_recovery_codes"], true, "{body}");
+    let account = app
+        .get_html("/account")
+        .await
+        .into_string()
+        .await
+        .unwrap_or_default();
+    assert!(
+        account.contains("recovery code from an earlier, weaker set"),
+        "{account}"
+    );
+
+    let (status, _) = post(
+        &app.client,
+        "/auth/two-factor/recovery-codes",
+        json!({"password": PASSWORD}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok);
+    let account = app
+        .get_html("/account")
+        .await
+        .into_string()
+        .await
+        .unwrap_or_default();
+    assert!(!renew_prompt(&account), "a new set needs no renewal");
+}

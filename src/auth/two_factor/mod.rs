@@ -117,7 +117,18 @@ pub enum Status {
     On {
         /// Recovery codes not used yet.
         recovery_codes_left: u64,
+        /// The codes are of an 80-bit set issued before: the user is asked
+        /// to renew them.
+        renew_recovery_codes: bool,
     },
+}
+
+/// A recovery code spent at sign-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spent {
+    /// It was of an 80-bit set issued before: the user is asked to renew
+    /// the set.
+    pub renew: bool,
 }
 
 /// Two-factor sign-in over the database, with the key that seals secrets.
@@ -164,6 +175,7 @@ impl TwoFactor {
             State::Pending { .. } => Status::Pending,
             State::Active { .. } => Status::On {
                 recovery_codes_left: self.remaining_recovery_codes(user_id).await?,
+                renew_recovery_codes: store::recovery_codes_are_earlier(&self.db, user_id).await?,
             },
         })
     }
@@ -267,19 +279,21 @@ impl TwoFactor {
         Ok(())
     }
 
-    /// Spends one of the user's recovery codes in place of a TOTP code.
+    /// Spends one of the user's recovery codes in place of a TOTP code; the
+    /// answer says whether the set is to be renewed.
     pub async fn use_recovery_code(
         &self,
         user_id: i64,
         epoch: Epoch,
         code: &str,
-    ) -> Result<(), TwoFactorError> {
+    ) -> Result<Spent, TwoFactorError> {
         let hash = recovery::hash(code).ok_or(TwoFactorError::WrongCode)?;
-        if store::use_recovery_code(&self.db, user_id, epoch, &hash).await? {
-            Ok(())
-        } else {
-            Err(TwoFactorError::WrongCode)
+        if !store::use_recovery_code(&self.db, user_id, epoch, &hash).await? {
+            return Err(TwoFactorError::WrongCode);
         }
+        Ok(Spent {
+            renew: store::recovery_codes_are_earlier(&self.db, user_id).await?,
+        })
     }
 
     /// A new set of recovery codes for an active user, in `tx`; the old set

@@ -242,6 +242,25 @@ pub async fn use_recovery_code(
     Ok(used >= 1)
 }
 
+/// Whether the user's recovery codes are of the 80-bit sets issued before
+/// the 112-bit rule (ASVS 5.0 6.5.2): such a set is to be renewed.
+pub async fn recovery_codes_are_earlier(db: &Db, user_id: i64) -> Result<bool, DbError> {
+    let row = db
+        .fetch_optional(
+            db.query(
+                "SELECT COUNT(*) AS earlier FROM gatehouse_recovery_codes \
+                 WHERE user_id = $1 AND bits < 112",
+            )
+            .bind(user_id),
+        )
+        .await?;
+    let earlier: i64 = match row {
+        Some(row) => row.try_get("earlier")?,
+        None => 0,
+    };
+    Ok(earlier > 0)
+}
+
 /// How many of the user's recovery codes are unused.
 pub async fn remaining_recovery_codes(db: &Db, user_id: i64) -> Result<u64, DbError> {
     let row = db
