@@ -330,17 +330,7 @@ async fn the_device_cookie_is_host_prefixed_under_https() {
 
 #[rocket::async_test]
 async fn twelve_wrong_enrolment_codes_are_refused_with_429_by_the_sixth() {
-    let (app, _mailbox) = spawn_mail_app_with(|f| f).await;
-    let user_id = app.create_user(EMAIL, PASSWORD).await;
-    assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
-    let (status, enrolment) = post(
-        &app.client,
-        "/auth/two-factor",
-        json!({"password": PASSWORD}),
-    )
-    .await;
-    assert_eq!(status, Status::Ok);
-    let secret = enrolment["secret"].as_str().expect("secret").to_owned();
+    let (app, user_id, secret) = enrolling().await;
     let mut statuses = Vec::new();
     for _ in 0..12 {
         let (status, body) = post(
@@ -409,6 +399,23 @@ async fn a_password_change_that_fails_half_way_changes_nothing() {
         Status::Ok,
         "the remember cookie lives"
     );
+}
+
+/// A host with Ada signed in on `app.client` and her enrolment begun (not
+/// confirmed yet); answers the app, her id and the enrolment's key.
+async fn enrolling() -> (TestApp, i64, String) {
+    let (app, _mailbox) = spawn_mail_app_with(|f| f).await;
+    let user_id = app.create_user(EMAIL, PASSWORD).await;
+    assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
+    let (status, enrolment) = post(
+        &app.client,
+        "/auth/two-factor",
+        json!({"password": PASSWORD}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok);
+    let secret = enrolment["secret"].as_str().expect("secret").to_owned();
+    (app, user_id, secret)
 }
 
 /// Renames table `from` to `to` on the test's database.
@@ -494,17 +501,7 @@ async fn a_hundred_failed_codes_in_a_row_close_the_second_step_until_a_reset_by_
 
 #[rocket::async_test]
 async fn recovery_codes_of_an_earlier_set_work_once_and_ask_to_be_renewed() {
-    let (app, _mailbox) = spawn_mail_app_with(|f| f).await;
-    let user_id = app.create_user(EMAIL, PASSWORD).await;
-    assert_eq!(sign_in(&app.client, false).await.0, Status::Ok);
-    let (status, enrolment) = post(
-        &app.client,
-        "/auth/two-factor",
-        json!({"password": PASSWORD}),
-    )
-    .await;
-    assert_eq!(status, Status::Ok);
-    let secret = enrolment["secret"].as_str().expect("secret").to_owned();
+    let (app, user_id, secret) = enrolling().await;
     let (status, body) = post(
         &app.client,
         "/auth/two-factor/confirm",
