@@ -51,7 +51,7 @@ pub enum Ending<'a> {
     All,
     /// All but the one stored under this key (the caller's).
     AllBut(&'a str),
-    /// Those a remember-me cookie signed in, but the one stored under this
+    /// Those a remember-me cookie recalled, but the one stored under this
     /// key (the caller's): their cookies are void.
     RecalledBut(&'a str),
 }
@@ -150,12 +150,10 @@ pub async fn end_in(tx: &mut Tx, user_id: i64, ending: Ending<'_>) -> Result<u64
         Ending::RecalledBut(keep) => tx
             .query(
                 "DELETE FROM sessions WHERE user_id = $1 AND id <> $2 \
-                 AND (remember_selector IS NOT NULL \
-                 OR id IN (SELECT session_id FROM gatehouse_remember WHERE user_id = $3))",
+                 AND remember_selector IS NOT NULL",
             )
             .bind(user_id)
-            .bind(keep.to_owned())
-            .bind(user_id),
+            .bind(keep.to_owned()),
     };
     tx.execute(query).await
 }

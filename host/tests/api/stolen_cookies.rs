@@ -104,6 +104,35 @@ async fn a_copy_of_a_remember_cookie_dies_with_the_owners_password_change_or_end
 }
 
 #[rocket::async_test]
+async fn turning_two_factor_on_ends_the_sessions_a_copied_cookie_recalled() {
+    let (app, mailbox, _, cookie) = remembered(30).await;
+    let thief = browser(&app, &mailbox, 30).await;
+    assert_eq!(
+        sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await,
+        Status::Ok
+    );
+    let laptop = browser(&app, &mailbox, 30).await;
+    assert_eq!(sign_in(&laptop, false).await.0, Status::Ok);
+    enrol(&app.client).await;
+    assert_eq!(
+        sessions_with(&thief, &[], "en").await,
+        Status::Unauthorized,
+        "the recalled session ends"
+    );
+    let fresh = browser(&app, &mailbox, 30).await;
+    assert_eq!(
+        sessions_with(&fresh, &[(REMEMBER, &cookie)], "en").await,
+        Status::Unauthorized
+    );
+    assert_eq!(
+        dashboard(&laptop).await,
+        Status::Ok,
+        "a session the password signed in stays"
+    );
+    assert_eq!(dashboard(&app.client).await, Status::Ok);
+}
+
+#[rocket::async_test]
 async fn a_replaced_cookie_presented_after_the_grace_signs_both_browsers_out_and_mails_the_owner() {
     let (app, mailbox, user_id, cookie) = remembered(0).await;
     let device = app
