@@ -12,7 +12,7 @@ use std::fmt::{self, Display, Formatter};
 use super::error::ParseError;
 use super::filter::parse_expr;
 use super::items::{non_negative, parse_orderby, path};
-use super::lexer::tokenize;
+use super::lexer::{tokenize, TokenKind};
 use super::query::{Aggregate, AggregateExpr, Apply, Method, Path, Transformation};
 use super::search::parse_search_expr;
 
@@ -199,11 +199,20 @@ fn path_list(text: &str, at: usize) -> Result<Vec<Path>, ParseError> {
     let mut pos = 0;
     let mut paths = Vec::new();
     loop {
+        if let (Some(TokenKind::Ident(name)), Some(TokenKind::Open)) = (
+            tokens.get(pos).map(|t| &t.kind),
+            tokens.get(pos + 1).map(|t| &t.kind),
+        ) {
+            // rollup(...), or any other grouping function: named, not
+            // taken for a path that lost its way.
+            let message = format!("the grouping {name}(...) is not supported: group by properties");
+            return Err(ParseError::new(OPTION, at + tokens[pos].start, message));
+        }
         paths.push(path(&tokens, &mut pos, OPTION).map_err(shift)?);
         let tok = &tokens[pos.min(tokens.len() - 1)];
         match tok.kind {
-            super::lexer::TokenKind::End => return Ok(paths),
-            super::lexer::TokenKind::Comma => pos += 1,
+            TokenKind::End => return Ok(paths),
+            TokenKind::Comma => pos += 1,
             _ => {
                 return Err(ParseError::new(
                     OPTION,

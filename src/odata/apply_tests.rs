@@ -90,6 +90,8 @@ fn refusals_name_apply_and_point_into_its_value() {
         ("groupby(a)", 8, "expected '(' and the grouping properties"),
         ("groupby((a)", 7, "missing ')'"),
         ("groupby((a)x)", 11, "expected ',' or ')'"),
+        ("groupby((rollup(type,name)),aggregate($count as N))", 9, "the grouping rollup(...) is not supported: group by properties"),
+        ("groupby((a,rollup(b,c)))", 11, "the grouping rollup(...) is not supported: group by properties"),
         ("aggregate(price)", 10, "custom aggregates are not supported: name a method with 'with'"),
         ("aggregate(price with median as M)", 21, "the aggregation method median is not supported (sum, min, max, average, countdistinct)"),
         ("aggregate(price with sum)", 10, "expected 'property with method as Alias' or '$count as Alias'"),

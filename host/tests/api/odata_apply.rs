@@ -362,4 +362,21 @@ async fn what_cannot_be_aggregated_is_400_naming_apply() {
     app.odata("Things(1)?$apply=aggregate($count as N)")
         .await
         .assert_error(Status::BadRequest, Some("$apply"));
+    // Each unsupported transformation or grouping is named in the answer.
+    for (apply, named) in [
+        (
+            "groupby((rollup(name,qty)),aggregate($count as N))",
+            "rollup",
+        ),
+        ("pivot(x)", "pivot"),
+        ("compute(qty mul 2 as Q)", "compute"),
+    ] {
+        let answer = app.odata(&format!("Things?$apply={apply}")).await;
+        answer.assert_error(Status::BadRequest, Some("$apply"));
+        let message = answer.json()["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(message.contains(named), "{apply}: {message}");
+    }
 }
