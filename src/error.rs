@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::auth::two_factor::TwoFactorError;
 use crate::auth::passkeys::PasskeyError;
+use crate::auth::second_step::SecondStepError;
 
 use crate::security::loggable;
 
@@ -234,6 +235,18 @@ impl From<PasskeyError> for AuthError {
             PasskeyError::Refused | PasskeyError::CounterWentBack { .. } => Self::PasskeyFailed,
             PasskeyError::Database(e) => Self::Database(e),
             PasskeyError::Record(e) => Self::Internal(e),
+        }
+    }
+}
+
+impl From<SecondStepError> for AuthError {
+    /// What a route answers when an answer to the second step could not be
+    /// checked.
+    fn from(error: SecondStepError) -> Self {
+        match error {
+            SecondStepError::TwoFactor(e) => e.into(),
+            SecondStepError::Passkey(e) => e.into(),
+            SecondStepError::Database(e) => Self::Database(e),
         }
     }
 }

@@ -4,7 +4,7 @@ pub mod epoch;
 pub mod passkeys;
 mod password;
 pub mod reset;
-pub mod second_factor;
+pub mod second_step;
 mod throttle;
 mod throttles;
 pub mod tokens;

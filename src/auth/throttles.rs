@@ -1,7 +1,7 @@
 //! Every counter the sign-in, reset and second-factor routes keep, made
 //! from the `auth` settings.
 
-use super::second_factor::SecondFactorLimit;
+use super::second_step::SecondFactorLimit;
 use super::throttle::Throttle;
 use crate::db::Db;
 

@@ -234,11 +234,10 @@ pub async fn sign_in(
     let Some(credential) = credential.filter(|_| errors.is_empty()) else {
         return Err(AuthError::Validation(errors));
     };
+    // A second step's assertion is refused by `finish_sign_in`.
     let verified = match Ceremony::SignIn.take::<Assertion>(gh, &session).await? {
-        Some(assertion @ Assertion::Discoverable(_)) => {
-            verify(gh, &from, &credential, assertion).await
-        }
-        _ => Err(AuthError::PasskeyFailed),
+        Some(assertion) => verify(gh, &from, &credential, assertion).await,
+        None => Err(AuthError::PasskeyFailed),
     };
     let found = match verified {
         Ok(verified) => users::find_by_id(&gh.db, verified.user_id)
@@ -255,10 +254,10 @@ pub async fn sign_in(
     finish(gh, at, Proven::passkey(user, remember, passkey_id)).await
 }
 
-/// Verifies `credential` against `assertion`; a counter that went
-/// backwards is recorded (`passkey_refused`). Every refusal is
-/// [`AuthError::PasskeyFailed`].
-pub async fn verify(
+/// Verifies `credential` against a passwordless sign-in's `assertion`; a
+/// counter that went backwards is recorded (`passkey_refused`). Every
+/// refusal is [`AuthError::PasskeyFailed`].
+async fn verify(
     gh: &GatehouseState,
     from: &Origin,
     credential: &Value,

@@ -16,11 +16,11 @@ use super::confirm::{confirm_password, keep_remembered};
 use super::login::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use super::pending;
-use crate::auth::second_factor::{
-    Failure, Reserved, SecondFactorCheck, CLOSED_RETRY_SECONDS, DAY_LIMIT, IN_ROW_LIMIT,
+use crate::auth::second_step::{
+    Answer, Failure, Reserved, Verdict, CLOSED_RETRY_SECONDS, DAY_LIMIT, IN_ROW_LIMIT,
 };
 use crate::auth::passkeys::Assertion;
-use crate::auth::two_factor::{RecoveryCodes, TwoFactorError};
+use crate::auth::two_factor::RecoveryCodes;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
@@ -129,14 +129,10 @@ pub async fn confirm(
             Reserved::Check(check) => check,
             Reserved::Refused { retry_after } => return Err(AuthError::Throttled { retry_after }),
         };
-        let code = match gh.two_factor.check_enrolment(user.id, &code).await {
+        let code = match check.enrolment_code(&gh.two_factor, &code).await? {
             Ok(code) => code,
-            Err(TwoFactorError::WrongCode) => {
-                return Err(failed(gh, check, user.id, &from, language).await?);
-            }
-            Err(other) => return Err(other.into()),
+            Err(failure) => return Err(told(gh, failure, user.id, &from, language).await?),
         };
-        check.succeeded().await?;
         let own = session.stored_id().unwrap_or_default();
         let turn_on = async |tx: &mut Tx| gh.two_factor.activate(tx, code).await;
         let (codes, _) = credential_change(&gh.db, user.id, Ending::RecalledBut(&own), turn_on)
@@ -151,17 +147,16 @@ pub async fn confirm(
     Posted(answer)
 }
 
-/// A wrong second-factor code, counted (the `two_factor_failed` event; the
-/// lockout's event and mail when it locked or closed the second step):
-/// the error to answer, 429 once no further code is checked.
-async fn failed(
+/// A wrong second-factor answer, counted: the `two_factor_failed` event,
+/// and the lockout's event and mail when it locked or closed the second
+/// step. Answers the error to give, 429 once no further answer is checked.
+async fn told(
     gh: &GatehouseState,
-    check: Box<SecondFactorCheck>,
+    failure: Failure,
     user_id: i64,
     from: &Origin,
     language: Language,
 ) -> Result<AuthError, AuthError> {
-    let failure = check.failed().await?;
     gh.events
         .emit(AuthEvent::TwoFactorFailed { user_id }, from)
         .await;
@@ -341,35 +336,49 @@ pub async fn challenge(
                 return Err(AuthError::Throttled { retry_after });
             }
         };
-        // Whether a recovery code of an earlier, weaker set was spent.
-        let checked: Result<bool, AuthError> = match (&credential, &recovery, &code) {
-            (Some(credential), _, _) => match Ceremony::SecondStep.take::<Assertion>(gh, &session).await? {
-                Some(assertion @ Assertion::SecondStep { user_id, .. })
-                    if user_id == pending.user_id =>
-                {
-                    passkeys::verify(gh, &from, credential, assertion).await.map(|_| false)
+        let answer = match (&credential, &recovery, &code) {
+            (Some(credential), _, _) => {
+                match Ceremony::SecondStep.take::<Assertion>(gh, &session).await? {
+                    Some(assertion) => Answer::Passkey {
+                        credential,
+                        assertion,
+                    },
+                    None => Answer::Unchallenged,
                 }
-                _ => Err(AuthError::PasskeyFailed),
-            },
-            (None, Some(recovery), _) => gh
-                .two_factor
-                .use_recovery_code(pending.user_id, pending.epoch, recovery)
-                .await
-                .map(|spent| spent.renew)
-                .map_err(AuthError::from),
-            (None, None, Some(code)) => gh
-                .two_factor
-                .verify_sign_in(pending.user_id, pending.epoch, code)
-                .await
-                .map(|()| false)
-                .map_err(AuthError::from),
-            (None, None, None) => Err(AuthError::TwoFactorFailed),
+            }
+            (None, Some(recovery), _) => Answer::RecoveryCode(recovery),
+            (None, None, Some(code)) => Answer::Code(code),
+            (None, None, None) => Answer::Unchallenged,
         };
-        let renew = match checked {
-            Ok(renew) => renew,
-            Err(error) => return Err(refused(gh, check, &session, &pending, &from, language, error).await),
+        let verdict = check
+            .answer(&gh.two_factor, &gh.passkeys, pending.epoch, answer)
+            .await?;
+        let renew = match verdict {
+            Verdict::Passed {
+                renew_recovery_codes,
+            } => renew_recovery_codes,
+            Verdict::Refused {
+                failure,
+                counter_went_back,
+            } => {
+                if let Some(passkey_id) = counter_went_back {
+                    let event = AuthEvent::PasskeyRefused {
+                        user_id: pending.user_id,
+                        passkey_id,
+                    };
+                    gh.events.emit(event, &from).await;
+                }
+                let error = told(gh, failure, pending.user_id, &from, language).await?;
+                if matches!(error, AuthError::Throttled { .. }) {
+                    pending::end(&session);
+                    return Err(error);
+                }
+                return Err(match credential {
+                    Some(_) => AuthError::PasskeyFailed,
+                    None => error,
+                });
+            }
         };
-        check.succeeded().await?;
         pending::end(&session);
         if recovery.is_some() {
             gh.events.emit(AuthEvent::RecoveryCodeUsed {
@@ -399,30 +408,6 @@ pub async fn challenge(
     Posted(answer)
 }
 
-/// A second-factor answer that was refused, counted: the error to answer
-/// (429, and the pending sign-in dropped, once no further code is checked).
-async fn refused(
-    gh: &GatehouseState,
-    check: Box<SecondFactorCheck>,
-    session: &Session,
-    pending: &pending::Pending,
-    from: &Origin,
-    language: Language,
-    error: AuthError,
-) -> AuthError {
-    if !matches!(error, AuthError::TwoFactorFailed | AuthError::PasskeyFailed) {
-        // Dropped unreported: counted as a failure.
-        return error;
-    }
-    match failed(gh, check, pending.user_id, from, language).await {
-        Ok(answer @ AuthError::Throttled { .. }) => {
-            pending::end(session);
-            answer
-        }
-        Ok(_) => error,
-        Err(other) => other,
-    }
-}
 /// `POST /auth/two-factor/passkey-options`: request options for answering
 /// the pending sign-in's second step with one of the pending user's own
 /// passkeys (404 while passkeys are off or when they have none).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
-use gatehouse::auth::second_factor::{Reserved, SecondFactorLimit};
+use gatehouse::auth::second_step::{Reserved, SecondFactorLimit};
 use gatehouse::db::TextColumn;
 use rocket::figment::Figment;
 use rocket::http::{ContentType, Cookie, Header, Status};

@@ -99,9 +99,15 @@ pub struct Registration {
 }
 
 /// The server's half of a sign-in: a discoverable one (any user), or the
-/// second step of one user's sign-in.
+/// second step of one user's sign-in. Its state is private to this module:
+/// only [`Passkeys::start_sign_in`] and [`Passkeys::start_second_step`]
+/// make one, and only a reserved second-factor check finishes a second
+/// step's.
 #[derive(Serialize, Deserialize)]
-pub enum Assertion {
+pub struct Assertion(Ceremony);
+
+#[derive(Serialize, Deserialize)]
+enum Ceremony {
     /// Passwordless: the credential names its user.
     Discoverable(DiscoverableAuthentication),
     /// The second step: one of `user_id`'s passkeys.
@@ -111,6 +117,13 @@ pub enum Assertion {
         /// The challenge, listing their credentials.
         state: PasskeyAuthentication,
     },
+}
+
+impl Assertion {
+    /// Whether this is the second step of `user_id`'s sign-in.
+    pub fn is_second_step_of(&self, user_id: i64) -> bool {
+        matches!(self.0, Ceremony::SecondStep { user_id: of, .. } if of == user_id)
+    }
 }
 
 /// A verified passkey sign-in.
@@ -241,7 +254,7 @@ impl Passkeys {
             .webauthn()?
             .start_discoverable_authentication()
             .map_err(|e| PasskeyError::Record(e.to_string()))?;
-        Ok((options_json(options)?, Assertion::Discoverable(state)))
+        Ok((options_json(options)?, Assertion(Ceremony::Discoverable(state))))
     }
 
     /// Request options for the second step of `user_id`'s sign-in: their
@@ -262,7 +275,10 @@ impl Passkeys {
         let (options, state) = webauthn
             .start_passkey_authentication(&keys)
             .map_err(|e| PasskeyError::Record(e.to_string()))?;
-        Ok(Some((options_json(options)?, Assertion::SecondStep { user_id, state })))
+        Ok(Some((
+            options_json(options)?,
+            Assertion(Ceremony::SecondStep { user_id, state }),
+        )))
     }
 
     /// Verifies an authenticator's answer to `assertion`: the credential is
@@ -272,11 +288,34 @@ impl Passkeys {
     /// the user was verified and the counter moved forward. The new counter
     /// and the time are stored by the statement that checks the counter
     /// did not move meanwhile (stored and reported 0 never count).
+    ///
+    /// A passwordless sign-in only: a second step's assertion is finished
+    /// by [`Passkeys::finish_second_step`], under a reserved check.
     pub async fn finish_sign_in(
         &self,
         credential: &Value,
         assertion: Assertion,
     ) -> Result<Verified, PasskeyError> {
+        match assertion.0 {
+            Ceremony::Discoverable(_) => self.finish(credential, assertion).await,
+            Ceremony::SecondStep { .. } => Err(PasskeyError::Refused),
+        }
+    }
+
+    /// [`Passkeys::finish_sign_in`] for a second step's assertion; called
+    /// only by a reserved second-factor check.
+    pub(in crate::auth) async fn finish_second_step(
+        &self,
+        credential: &Value,
+        assertion: Assertion,
+    ) -> Result<Verified, PasskeyError> {
+        match assertion.0 {
+            Ceremony::SecondStep { .. } => self.finish(credential, assertion).await,
+            Ceremony::Discoverable(_) => Err(PasskeyError::Refused),
+        }
+    }
+
+    async fn finish(&self, credential: &Value, assertion: Assertion) -> Result<Verified, PasskeyError> {
         let webauthn = self.webauthn()?;
         let credential: PublicKeyCredential =
             serde_json::from_value(credential.clone()).map_err(|_| PasskeyError::Refused)?;
@@ -292,8 +331,8 @@ impl Passkeys {
             },
             other => refused(other),
         };
-        let result = match assertion {
-            Assertion::Discoverable(state) => {
+        let result = match assertion.0 {
+            Ceremony::Discoverable(state) => {
                 // The credential id alone names no user: the authenticator
                 // must also say whose credential it signed with.
                 let handle = credential
@@ -307,7 +346,7 @@ impl Passkeys {
                     .finish_discoverable_authentication_v2(&credential, state, &passkey)
                     .map_err(counted)?
             }
-            Assertion::SecondStep { user_id, state } => {
+            Ceremony::SecondStep { user_id, state } => {
                 if user_id != stored.user_id {
                     return Err(PasskeyError::Refused);
                 }

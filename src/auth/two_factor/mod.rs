@@ -183,7 +183,7 @@ impl TwoFactor {
     /// Checks the first code from the app of a pending enrolment (the
     /// caller reserved the check on the user's second-factor count). The
     /// answer turns it on with [`TwoFactor::activate`].
-    pub async fn check_enrolment(
+    pub(in crate::auth) async fn check_enrolment(
         &self,
         user_id: i64,
         code: &str,
@@ -248,7 +248,7 @@ impl TwoFactor {
 
     /// Checks a code at sign-in: right for now (± one step) and of a later
     /// step than any accepted before for this user.
-    pub async fn verify_sign_in(
+    pub(in crate::auth) async fn verify_sign_in(
         &self,
         user_id: i64,
         epoch: Epoch,
@@ -281,7 +281,7 @@ impl TwoFactor {
 
     /// Spends one of the user's recovery codes in place of a TOTP code; the
     /// answer says whether the set is to be renewed.
-    pub async fn use_recovery_code(
+    pub(in crate::auth) async fn use_recovery_code(
         &self,
         user_id: i64,
         epoch: Epoch,

@@ -1,6 +1,8 @@
-//! How many second-factor codes (TOTP or recovery) a user may have checked.
+//! The second step of a sign-in, and the code that turns two-factor
+//! sign-in on: how many answers (TOTP codes, recovery codes, passkeys) a
+//! user may have checked, and the only way to check one.
 //!
-//! A code is checked only after it has reserved a slot of the user's window
+//! An answer is checked only after it has reserved a slot of the user's window
 //! counter ([`Throttle::try_begin`]: one statement that takes a slot only
 //! while failures and checks in progress are below the limit), so however
 //! many requests arrive at once, through however many pending sign-ins and
@@ -13,9 +15,31 @@
 //! [`IN_ROW_LIMIT`] failures with no success between close the second step
 //! until the password is reset by mail (NIST SP 800-63B 5.2.2), reported
 //! once ([`Failure::Closed`]).
+//!
+//! [`SecondFactorCheck::answer`] and [`SecondFactorCheck::enrolment_code`]
+//! are the only callers of what verifies an answer
+//! (`TwoFactor::verify_sign_in`, `use_recovery_code`, `check_enrolment`,
+//! `Passkeys::finish_second_step`, all visible in `auth/` alone), and a
+//! check is had only from [`SecondFactorLimit::reserve`]: no answer is
+//! looked at without its reservation, and each is reported as it went.
+//!
+//! ```ignore
+//! let Reserved::Check(check) = limit.reserve(user_id).await? else { return too_many() };
+//! match check.answer(&two_factor, &passkeys, epoch, Answer::Code("123456")).await? {
+//!     Verdict::Passed { .. } => sign_in(),
+//!     Verdict::Refused { failure, .. } => tell(failure),
+//! }
+//! ```
 
+use serde_json::Value;
+
+use super::epoch::Epoch;
+use super::passkeys::{Assertion, PasskeyError, Passkeys};
 use super::throttle::{Attempt, Begun, Check, Throttle};
-use super::two_factor::{clear_failures_in_row, count_failure_in_row, failures_in_row};
+use super::two_factor::{
+    clear_failures_in_row, count_failure_in_row, failures_in_row, EnrolmentCode, TwoFactor,
+    TwoFactorError,
+};
 use crate::db::{Db, DbError};
 
 /// Failed codes within [`DAY_SECONDS`] that lock the second step.
@@ -159,8 +183,136 @@ impl SecondFactorCheck {
     /// The code was right: the window's counter and the row of failures
     /// are cleared (the day's is not: a right code now and then does not buy
     /// more guesses).
-    pub async fn succeeded(self: Box<Self>) -> Result<(), DbError> {
+    async fn succeeded(self: Box<Self>) -> Result<(), DbError> {
         clear_failures_in_row(&self.limit.db, self.user_id).await?;
         self.check.succeeded().await
+    }
+}
+
+/// One answer to a pending sign-in's second step.
+pub enum Answer<'a> {
+    /// A TOTP code from the authenticator app.
+    Code(&'a str),
+    /// One of the user's recovery codes.
+    RecoveryCode(&'a str),
+    /// A passkey's answer to the challenge kept for this second step.
+    Passkey {
+        /// The authenticator's `PublicKeyCredential`, as the browser sent it.
+        credential: &'a Value,
+        /// The challenge it answers, taken from the session.
+        assertion: Assertion,
+    },
+    /// An answer with nothing to check it against (a passkey's, with no
+    /// challenge kept for this second step): wrong.
+    Unchallenged,
+}
+
+/// What a reserved check of one answer found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Right: the window's counter and the row of failures are cleared.
+    Passed {
+        /// A recovery code of an earlier, weaker set was spent: the user is
+        /// to be asked to renew the set.
+        renew_recovery_codes: bool,
+    },
+    /// Wrong, and counted.
+    Refused {
+        /// What counting it did.
+        failure: Failure,
+        /// The passkey (`gatehouse_passkeys.id`) whose signature counter
+        /// went backwards, when that was why: worth recording.
+        counter_went_back: Option<i64>,
+    },
+}
+
+/// Why an answer could not be checked at all (the reservation then counts
+/// as a failure).
+#[derive(Debug, thiserror::Error)]
+pub enum SecondStepError {
+    /// Two-factor sign-in could not check it.
+    #[error(transparent)]
+    TwoFactor(#[from] TwoFactorError),
+    /// Passkeys could not check it (off, or a record that does not read).
+    #[error(transparent)]
+    Passkey(#[from] PasskeyError),
+    /// The database failed.
+    #[error(transparent)]
+    Database(#[from] DbError),
+}
+
+impl SecondFactorCheck {
+    /// Checks `answer` to the second step of this check's user, begun under
+    /// credential epoch `epoch`, and reports how it went.
+    pub async fn answer(
+        self: Box<Self>,
+        two_factor: &TwoFactor,
+        passkeys: &Passkeys,
+        epoch: Epoch,
+        answer: Answer<'_>,
+    ) -> Result<Verdict, SecondStepError> {
+        let user_id = self.user_id;
+        let checked = match answer {
+            Answer::Code(code) => two_factor
+                .verify_sign_in(user_id, epoch, code)
+                .await
+                .map(|()| false),
+            Answer::RecoveryCode(code) => two_factor
+                .use_recovery_code(user_id, epoch, code)
+                .await
+                .map(|spent| spent.renew),
+            Answer::Unchallenged => return self.refused(None).await,
+            Answer::Passkey {
+                credential,
+                assertion,
+            } => {
+                if !assertion.is_second_step_of(user_id) {
+                    return self.refused(None).await;
+                }
+                match passkeys.finish_second_step(credential, assertion).await {
+                    Ok(_) => Ok(false),
+                    Err(PasskeyError::Refused) => return self.refused(None).await,
+                    Err(PasskeyError::CounterWentBack { passkey_id, .. }) => {
+                        return self.refused(Some(passkey_id)).await
+                    }
+                    Err(other) => return Err(other.into()),
+                }
+            }
+        };
+        match checked {
+            Ok(renew_recovery_codes) => {
+                self.succeeded().await?;
+                Ok(Verdict::Passed {
+                    renew_recovery_codes,
+                })
+            }
+            Err(TwoFactorError::WrongCode) => self.refused(None).await,
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Checks the first code of the user's pending enrolment: the code to
+    /// turn two-factor sign-in on with, or what counting a wrong one did.
+    pub async fn enrolment_code(
+        self: Box<Self>,
+        two_factor: &TwoFactor,
+        code: &str,
+    ) -> Result<Result<EnrolmentCode, Failure>, SecondStepError> {
+        match two_factor.check_enrolment(self.user_id, code).await {
+            Ok(code) => {
+                self.succeeded().await?;
+                Ok(Ok(code))
+            }
+            Err(TwoFactorError::WrongCode) => Ok(Err(self.failed().await?)),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// A wrong answer, counted.
+    async fn refused(self: Box<Self>, counter_went_back: Option<i64>) -> Result<Verdict, SecondStepError> {
+        Ok(Verdict::Refused {
+            failure: self.failed().await?,
+            counter_went_back,
+        })
     }
 }
