@@ -19,6 +19,7 @@ mod pending;
 mod reset;
 mod screens;
 mod sessions;
+mod sign_in;
 mod two_factor;
 
 use rocket::{routes, Route};

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::ceremony::Ceremony;
 use super::confirm::confirm_password;
-use super::login::{finish, Completing, Proven};
+use super::sign_in::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use crate::auth::passkeys::{
     Assertion, PasskeyError, PasskeySummary, Registration, Verified, MAX_NAME_CHARS,

@@ -13,7 +13,7 @@ use super::account;
 use super::ceremony::Ceremony;
 use super::passkeys;
 use super::confirm::{confirm_password, keep_remembered};
-use super::login::{finish, Completing, Proven};
+use super::sign_in::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use super::pending;
 use crate::auth::second_step::{
