@@ -1,22 +1,21 @@
 //! `POST /auth/password`: the signed-in user changes their password.
 
-use rocket::http::CookieJar;
 use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
-use super::confirm::{confirm_password, keep_remembered};
+use super::account_request::AccountRequest;
+use super::confirm::keep_remembered;
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::error::{AuthError, FieldErrors};
-use crate::events::{AuthEvent, Origin};
+use crate::events::AuthEvent;
 use crate::i18n::Language;
 use crate::mail::mailbox;
 use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
-use crate::security::{ClientIp, SameOrigin};
 use crate::db::Tx;
 use crate::session::{credential_change, AuthUser, Ending, Session};
 use crate::state::GatehouseState;
@@ -26,19 +25,20 @@ use crate::state::GatehouseState;
 /// every pending second step it ends; `remember_token` rotates, this
 /// session goes on under a new id (with a new remember cookie if it had
 /// one), and the "password changed" mail goes out.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/password", data = "<body>")]
 pub async fn change_password(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    client: ClientIp,
-    language: Language,
-    jar: &CookieJar<'_>,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
+    let AccountRequest {
+        user,
+        session,
+        from,
+        jar,
+        ..
+    } = &caller;
+    let language = caller.language;
     let answer = async {
         let input = body?;
         let mut errors = FieldErrors::new();
@@ -46,7 +46,7 @@ pub async fn change_password(
         let Some(password) = password.filter(|_| errors.is_empty()) else {
             return Err(AuthError::Validation(errors));
         };
-        confirm_password(gh, &user, client, &from, &input, "current_password").await?;
+        caller.confirm_password(gh, &input, "current_password").await?;
         let hash = gh
             .hasher
             .hash(&SecretString::from(password.expose().to_owned()))
@@ -57,8 +57,8 @@ pub async fn change_password(
         // This browser stays signed in, under an id minted now, with a new
         // remember cookie if it had one; every other is void.
         session.sign_in(user.id);
-        keep_remembered(gh, jar, &session, user.id).await?;
-        gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, &from).await;
+        keep_remembered(gh, jar, session, user.id).await?;
+        gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, from).await;
         send_password_changed(gh, language, &user.name, &user.email);
         if input.is_form() {
             session.set_flash(json!({"message": "password_changed"}));

@@ -5,6 +5,7 @@
 
 mod account;
 mod assets;
+mod account_request;
 mod catchers;
 mod ceremony;
 mod confirm;

@@ -9,8 +9,8 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
+use super::account_request::AccountRequest;
 use super::ceremony::Ceremony;
-use super::confirm::confirm_password;
 use super::sign_in::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use crate::auth::passkeys::{
@@ -69,22 +69,24 @@ pub async fn list(user: AuthUser, gh: &State<GatehouseState>) -> Result<Json<Val
 /// sign-in).
 #[post("/auth/passkeys/options", data = "<body>")]
 pub async fn registration_options(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    client: ClientIp,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Json<Value>, AuthError> {
+    let AccountRequest {
+        user,
+        session,
+        from: _,
+        ..
+    } = &caller;
     let input = body?;
     on(gh)?;
-    confirm_password(gh, &user, client, &from, &input, "password").await?;
+    caller.confirm_password(gh, &input, "password").await?;
     let (options, registration) = gh
         .passkeys
         .start_registration(user.id, &user.email, &user.name)
         .await?;
-    Ceremony::Registration.keep(&session, &options, &registration)?;
+    Ceremony::Registration.keep(session, &options, &registration)?;
     Ok(Json(public_key(options)))
 }
 
@@ -110,17 +112,19 @@ fn credential_field(input: &Input, errors: &mut FieldErrors) -> Option<Value> {
 
 /// `POST /auth/passkeys` `{name, credential}`: the authenticator's answer
 /// to the challenge of `POST /auth/passkeys/options`; 201 `{"id","name"}`.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/passkeys", data = "<body>")]
 pub async fn register(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    language: Language,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<(Status, Json<Value>), AuthError> {
+    let AccountRequest {
+        user,
+        session,
+        from,
+        ..
+    } = &caller;
+    let language = caller.language;
     let input = body?;
     on(gh)?;
     let mut errors = FieldErrors::new();
@@ -130,7 +134,7 @@ pub async fn register(
         return Err(AuthError::Validation(errors));
     };
     let registration: Registration = Ceremony::Registration
-        .take(gh, &session)
+        .take(gh, session)
         .await?
         .ok_or(AuthError::PasskeyFailed)?;
     let added = gh
@@ -142,11 +146,11 @@ pub async fn register(
         passkey_id: added.id,
         name: added.name.clone(),
     };
-    gh.events.emit(event, &from).await;
+    gh.events.emit(event, from).await;
     let notice = Notice::PasskeyAdded {
         name: added.name.clone(),
     };
-    notify(gh, recipient(&user), language, &notice);
+    notify(gh, recipient(user), language, &notice);
     Ok((
         Status::Created,
         Json(json!({"id": added.id, "name": added.name})),
@@ -156,22 +160,23 @@ pub async fn register(
 /// `POST /auth/passkeys/<id>/delete` `{password}`: 204, or 404 unless the
 /// passkey is the caller's. Every other session the passkey signed in ends
 /// (this one was just proven again by the password).
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/passkeys/<id>/delete", data = "<body>")]
 pub async fn remove(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    client: ClientIp,
-    language: Language,
+    caller: AccountRequest<'_>,
     id: i64,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Status, AuthError> {
+    let AccountRequest {
+        user,
+        session,
+        from,
+        ..
+    } = &caller;
+    let language = caller.language;
     let input = body?;
     on(gh)?;
-    confirm_password(gh, &user, client, &from, &input, "password").await?;
+    caller.confirm_password(gh, &input, "password").await?;
     let name = gh
         .passkeys
         .remove(user.id, id)
@@ -183,8 +188,8 @@ pub async fn remove(
         user_id: user.id,
         passkey_id: id,
     };
-    gh.events.emit(event, &from).await;
-    notify(gh, recipient(&user), language, &Notice::PasskeyRemoved { name });
+    gh.events.emit(event, from).await;
+    notify(gh, recipient(user), language, &Notice::PasskeyRemoved { name });
     Ok(Status::NoContent)
 }
 

@@ -2,19 +2,19 @@
 //! `POST /auth/sessions/<id>/end` and `POST /auth/sessions/end-others`.
 //! Each session is named by its public handle, never by its key or cookie.
 
-use rocket::http::{ContentType, CookieJar, Status};
+use rocket::http::{ContentType, Status};
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::confirm::{confirm_password, keep_remembered};
+use super::account_request::AccountRequest;
+use super::confirm::keep_remembered;
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
 use crate::error::AuthError;
-use crate::events::{AuthEvent, Origin};
+use crate::events::AuthEvent;
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
-use crate::security::{ClientIp, SameOrigin};
 use crate::db::Tx;
 use crate::session::{credential_change, store, void_remembered_session, AuthUser, Ending, Session};
 use crate::state::GatehouseState;
@@ -63,14 +63,17 @@ pub enum Ended {
 /// one signs this browser out.
 #[post("/auth/sessions/<id>/end")]
 pub async fn end(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
+    caller: AccountRequest<'_>,
     content_type: Option<&ContentType>,
     gh: &State<GatehouseState>,
     id: &str,
 ) -> Result<Ended, AuthError> {
+    let AccountRequest {
+        user,
+        session,
+        from,
+        ..
+    } = &caller;
     let is_form = content_type.is_some_and(|ct| ct.is_form());
     let sessions = store::of_user(&gh.db, user.id).await?;
     let target = sessions
@@ -86,7 +89,7 @@ pub async fn end(
     gh.events.emit(AuthEvent::SessionEnded {
         user_id: user.id,
         ended: 1,
-    }, &from).await;
+    }, from).await;
     if is_form {
         session.set_flash(json!({"message": "session_ended"}));
         let back = rocket::response::Redirect::to(Screen::Account.path());
@@ -99,29 +102,30 @@ pub async fn end(
 /// one transaction with every remember cookie of the user and every pending
 /// second step; `remember_token` rotates, and this browser gets a new
 /// remember cookie if it had one.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/sessions/end-others", data = "<body>")]
 pub async fn end_others(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    client: ClientIp,
-    jar: &CookieJar<'_>,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
+    let AccountRequest {
+        user,
+        session,
+        from,
+        jar,
+        ..
+    } = &caller;
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &from, &input, "password").await?;
+        caller.confirm_password(gh, &input, "password").await?;
         let keep = session.stored_id().unwrap_or_default();
         let nothing = async |_: &mut Tx| Ok::<_, AuthError>(());
         let ((), ended) = credential_change(&gh.db, user.id, Ending::AllBut(&keep), nothing).await?;
-        keep_remembered(gh, jar, &session, user.id).await?;
+        keep_remembered(gh, jar, session, user.id).await?;
         gh.events.emit(AuthEvent::SessionEnded {
             user_id: user.id,
             ended,
-        }, &from).await;
+        }, from).await;
         let body = json!({"message": "other_sessions_ended", "ended": ended});
         if input.is_form() {
             session.set_flash(body);

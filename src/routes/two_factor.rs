@@ -9,10 +9,11 @@ use rocket::serde::json::Json;
 use rocket::{get, post, Responder, State};
 use serde_json::{json, Value};
 
+use super::account_request::AccountRequest;
 use super::account;
 use super::ceremony::Ceremony;
 use super::passkeys;
-use super::confirm::{confirm_password, keep_remembered};
+use super::confirm::keep_remembered;
 use super::sign_in::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use super::pending;
@@ -29,7 +30,7 @@ use crate::i18n::Language;
 use crate::mail::{mailbox, Notice};
 use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
-use crate::security::{ClientIp, SameOrigin};
+use crate::security::SameOrigin;
 use crate::db::Tx;
 use crate::session::{credential_change, AuthUser, Ending, Guest, Session};
 use crate::state::GatehouseState;
@@ -54,21 +55,22 @@ fn codes_json(codes: &RecoveryCodes) -> Value {
 /// confirmed. This answer is the only one that shows it: JSON, or the
 /// account screen rendered in place for a form post (never kept in the
 /// session, never shown again by `GET /account`).
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor", data = "<body>")]
 pub async fn enable(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    client: ClientIp,
-    language: Language,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
+    let AccountRequest {
+        user,
+        session,
+        from: _,
+        ..
+    } = &caller;
+    let language = caller.language;
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &from, &input, "password").await?;
+        caller.confirm_password(gh, &input, "password").await?;
         let enrolment = gh
             .two_factor
             .enrol(user.id, &user.email)
@@ -86,7 +88,7 @@ pub async fn enable(
             extra: vec![("enrolment", shown)],
             ..View::default()
         };
-        account::render(gh, &user, &session, language, view)
+        account::render(gh, user, session, language, view)
             .await
             .map(Shown::Page)
     }
@@ -110,18 +112,20 @@ fn code_field(input: &Input, name: &str) -> Result<String, AuthError> {
 /// every remember cookie of the user void, the sessions they recalled ended
 /// and pending sign-ins dropped; this browser gets a new remember cookie if
 /// it had one.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/confirm", data = "<body>")]
 pub async fn confirm(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    language: Language,
-    jar: &CookieJar<'_>,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
+    let AccountRequest {
+        user,
+        session,
+        from,
+        jar,
+        ..
+    } = &caller;
+    let language = caller.language;
     let answer = async {
         let input = body?;
         let code = code_field(&input, "code")?;
@@ -131,17 +135,17 @@ pub async fn confirm(
         };
         let code = match check.enrolment_code(&gh.two_factor, &code).await? {
             Ok(code) => code,
-            Err(failure) => return Err(told(gh, failure, user.id, &from, language).await?),
+            Err(failure) => return Err(told(gh, failure, user.id, from, language).await?),
         };
         let own = session.stored_id().unwrap_or_default();
         let turn_on = async |tx: &mut Tx| gh.two_factor.activate(tx, code).await;
         let (codes, _) = credential_change(&gh.db, user.id, Ending::RecalledBut(&own), turn_on)
             .await
             .map_err(AuthError::from)?;
-        keep_remembered(gh, jar, &session, user.id).await?;
-        gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, &from).await;
-        notify(gh, recipient(&user), language, &Notice::TwoFactorOn);
-        shown_codes(gh, &user, &session, language, &input, "two_factor_enabled", &codes).await
+        keep_remembered(gh, jar, session, user.id).await?;
+        gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, from).await;
+        notify(gh, recipient(user), language, &Notice::TwoFactorOn);
+        shown_codes(gh, user, session, language, &input, "two_factor_enabled", &codes).await
     }
     .await;
     Posted(answer)
@@ -181,30 +185,31 @@ async fn told(
 /// one stops working, in one transaction with every remember cookie of the
 /// user, the sessions they recalled and pending sign-ins; this browser gets
 /// a new remember cookie if it had one.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/recovery-codes", data = "<body>")]
 pub async fn recovery_codes(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    client: ClientIp,
-    language: Language,
-    jar: &CookieJar<'_>,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
+    let AccountRequest {
+        user,
+        session,
+        from: _,
+        jar,
+        ..
+    } = &caller;
+    let language = caller.language;
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &from, &input, "password").await?;
+        caller.confirm_password(gh, &input, "password").await?;
         let own = session.stored_id().unwrap_or_default();
         let renew = async |tx: &mut Tx| gh.two_factor.new_recovery_codes_in(tx, user.id).await;
         let (codes, _) = credential_change(&gh.db, user.id, Ending::RecalledBut(&own), renew)
             .await
             .map_err(AuthError::from)?;
-        keep_remembered(gh, jar, &session, user.id).await?;
-        notify(gh, recipient(&user), language, &Notice::RecoveryCodesRenewed);
-        shown_codes(gh, &user, &session, language, &input, "recovery_codes_renewed", &codes).await
+        keep_remembered(gh, jar, session, user.id).await?;
+        notify(gh, recipient(user), language, &Notice::RecoveryCodesRenewed);
+        shown_codes(gh, user, session, language, &input, "recovery_codes_renewed", &codes).await
     }
     .await;
     Posted(answer)
@@ -240,30 +245,31 @@ async fn shown_codes(
 /// every remember cookie of the user void, the sessions they recalled ended
 /// and pending sign-ins dropped; this browser gets a new remember cookie if
 /// it had one.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor/disable", data = "<body>")]
 pub async fn disable(
-    _origin: SameOrigin,
-    user: AuthUser,
-    session: Session,
-    from: Origin,
-    client: ClientIp,
-    language: Language,
-    jar: &CookieJar<'_>,
+    caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
+    let AccountRequest {
+        user,
+        session,
+        from,
+        jar,
+        ..
+    } = &caller;
+    let language = caller.language;
     let answer = async {
         let input = body?;
-        confirm_password(gh, &user, client, &from, &input, "password").await?;
+        caller.confirm_password(gh, &input, "password").await?;
         let own = session.stored_id().unwrap_or_default();
         let turn_off = async |tx: &mut Tx| gh.two_factor.disable_in(tx, user.id).await;
         credential_change(&gh.db, user.id, Ending::RecalledBut(&own), turn_off)
             .await
             .map_err(AuthError::from)?;
-        keep_remembered(gh, jar, &session, user.id).await?;
-        gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, &from).await;
-        notify(gh, recipient(&user), language, &Notice::TwoFactorOff);
+        keep_remembered(gh, jar, session, user.id).await?;
+        gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, from).await;
+        notify(gh, recipient(user), language, &Notice::TwoFactorOff);
         let body = json!({"message": "two_factor_disabled"});
         if input.is_form() {
             session.set_flash(body);
