@@ -4,7 +4,7 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
-use super::account_request::AccountRequest;
+use super::posting::AccountRequest;
 use super::confirm::keep_remembered;
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
@@ -32,7 +32,7 @@ pub async fn change_password(
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from,
         jar,

@@ -8,14 +8,12 @@ use rocket::response::Redirect;
 use rocket::{post, State};
 use serde_json::json;
 
+use super::posting::GuestRequest;
 use crate::auth::Attempt;
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
-use crate::i18n::Language;
 use crate::reply::Reply;
-use crate::security::{ClientIp, SameOrigin};
-use crate::session::{Guest, Session};
 use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
 
@@ -29,17 +27,18 @@ pub fn email_field(input: &Input) -> Result<Email, AuthError> {
 }
 
 /// Queues a reset link for `email` if it has an account.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/forgot-password", data = "<body>")]
 pub async fn forgot_password(
-    _origin: SameOrigin,
-    _guest: Guest,
-    session: Session,
-    ip: ClientIp,
-    language: Language,
+    guest: GuestRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
+    let GuestRequest {
+        session,
+        ..
+    } = &guest;
+    let ip = guest.client;
+    let language = guest.language;
     let answer: Result<Reply, AuthError> = async {
         let input = body?;
         let email = email_field(&input)?;

@@ -2,23 +2,19 @@
 //! sign-in on) a pending sign-in that `POST /auth/two-factor-challenge`
 //! completes.
 
-use rocket::http::CookieJar;
 use rocket::response::Redirect;
 use rocket::{post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
+use super::posting::GuestRequest;
 use super::password_check::{check_password, Checked};
 use super::pending;
 use super::sign_in::{finish, Completing, Proven};
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
-use crate::events::Origin;
-use crate::i18n::Language;
 use crate::reply::Reply;
-use crate::security::{ClientIp, SameOrigin};
-use crate::session::{Guest, Session};
 use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
 
@@ -53,37 +49,38 @@ impl Credentials {
 }
 
 /// Checks credentials, regenerates the session and dispenses the next intent.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/login", data = "<body>")]
 pub async fn login(
-    _origin: SameOrigin,
-    _guest: Guest,
-    session: Session,
-    client: ClientIp,
-    from: Origin,
-    language: Language,
-    jar: &CookieJar<'_>,
+    guest: GuestRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
+    let GuestRequest {
+        session,
+        from,
+        jar,
+        ..
+    } = &guest;
+    let client = guest.client;
+    let language = guest.language;
     let answer: Result<Reply, AuthError> = async {
         let input = body?;
         let credentials = Credentials::from_input(&input)?;
         let checked =
-            check_password(gh, client, &from, &credentials.email, &credentials.password).await?;
+            check_password(gh, client, from, &credentials.email, &credentials.password).await?;
         let Checked::Right(user) = checked else {
             return Err(AuthError::Credentials);
         };
         if gh.two_factor.is_enabled(user.id).await? {
             // Not signed in yet: the second factor completes it, under the
             // credential epoch read with the password hash that was checked.
-            pending::begin(&session, user.id, credentials.remember, user.epoch);
+            pending::begin(session, user.id, credentials.remember, user.epoch);
             if input.is_form() {
                 return Ok(Reply::screen(Screen::TwoFactor.path()));
             }
             return Ok(Reply::json(json!({"message": "two_factor_required"})));
         }
-        let at = Completing::new(jar, &session, &from, language);
+        let at = Completing::new(jar, session, from, language);
         let proven = Proven::password(user, credentials.remember, input.is_form());
         finish(gh, at, proven).await
     }

@@ -5,7 +5,7 @@
 
 mod account;
 mod assets;
-mod account_request;
+mod posting;
 mod catchers;
 mod ceremony;
 mod confirm;

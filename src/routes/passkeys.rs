@@ -4,12 +4,13 @@
 //! (`POST /auth/passkey/options`, then `POST /auth/passkey/login`). Every
 //! route is 404 while passkeys are off; each challenge is used once.
 
-use rocket::http::{CookieJar, Status};
+use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::account_request::AccountRequest;
+use super::posting::GuestRequest;
+use super::posting::AccountRequest;
 use super::ceremony::Ceremony;
 use super::sign_in::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
@@ -21,10 +22,9 @@ use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::{AuthEvent, Origin};
-use crate::i18n::Language;
 use crate::mail::Notice;
 use crate::reply::Reply;
-use crate::security::{ClientIp, SameOrigin};
+use crate::security::SameOrigin;
 use crate::session::{store, AuthUser, Guest, Session};
 use crate::state::GatehouseState;
 
@@ -74,7 +74,7 @@ pub async fn registration_options(
     body: Result<Input, BodyError>,
 ) -> Result<Json<Value>, AuthError> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from: _,
         ..
@@ -119,7 +119,7 @@ pub async fn register(
     body: Result<Input, BodyError>,
 ) -> Result<(Status, Json<Value>), AuthError> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from,
         ..
@@ -168,7 +168,7 @@ pub async fn remove(
     body: Result<Input, BodyError>,
 ) -> Result<Status, AuthError> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from,
         ..
@@ -210,19 +210,20 @@ pub fn sign_in_options(
 /// `POST /auth/passkey/login` `{credential, remember?}`: a completed
 /// sign-in, exactly as a password and any second factor complete one; a
 /// failure is 422 `passkey_failed` and spends the client's per-IP budget.
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/passkey/login", data = "<body>")]
 pub async fn sign_in(
-    _origin: SameOrigin,
-    _guest: Guest,
-    session: Session,
-    client: ClientIp,
-    from: Origin,
-    language: Language,
-    jar: &CookieJar<'_>,
+    guest: GuestRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Reply, AuthError> {
+    let GuestRequest {
+        session,
+        from,
+        jar,
+        ..
+    } = &guest;
+    let client = guest.client;
+    let language = guest.language;
     let input = body?;
     on(gh)?;
     let ip_budget = &gh.throttles.login_ip;
@@ -240,8 +241,8 @@ pub async fn sign_in(
         return Err(AuthError::Validation(errors));
     };
     // A second step's assertion is refused by `finish_sign_in`.
-    let verified = match Ceremony::SignIn.take::<Assertion>(gh, &session).await? {
-        Some(assertion) => verify(gh, &from, &credential, assertion).await,
+    let verified = match Ceremony::SignIn.take::<Assertion>(gh, session).await? {
+        Some(assertion) => verify(gh, from, &credential, assertion).await,
         None => Err(AuthError::PasskeyFailed),
     };
     let found = match verified {
@@ -255,7 +256,7 @@ pub async fn sign_in(
         ip_budget.record(&ip_key).await?;
         return Err(AuthError::PasskeyFailed);
     };
-    let at = Completing::new(jar, &session, &from, language);
+    let at = Completing::new(jar, session, from, language);
     finish(gh, at, Proven::passkey(user, remember, passkey_id)).await
 }
 

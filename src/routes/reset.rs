@@ -7,6 +7,7 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
+use super::posting::GuestRequest;
 use super::account::send_password_changed;
 use crate::auth::reset::broker;
 use crate::auth::users;
@@ -18,10 +19,9 @@ use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::Screen;
-use crate::security::SameOrigin;
 use crate::auth::two_factor::reopen_second_step_in;
 use crate::db::Tx;
-use crate::session::{credential_change, Ending, Guest, Session};
+use crate::session::{credential_change, Ending};
 use crate::state::GatehouseState;
 
 /// The courtesy pre-check of a mailed link: to the set-password screen when
@@ -74,16 +74,18 @@ impl ResetForm {
 /// post that fails goes back to its set-password screen with the message.
 #[post("/auth/reset-password", data = "<body>")]
 pub async fn reset_password(
-    _origin: SameOrigin,
-    _guest: Guest,
-    session: Session,
-    language: Language,
-    from: Origin,
+    guest: GuestRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Result<Reply, AuthError> {
+    let GuestRequest {
+        session,
+        from,
+        ..
+    } = &guest;
+    let language = guest.language;
     let input = body?;
-    match reset(&input, gh, language, &from).await {
+    match reset(&input, gh, language, from).await {
         Ok(()) if input.is_form() => {
             session.set_flash(json!({"message": "reset_success"}));
             Ok(Reply::screen(Screen::Login.path()))

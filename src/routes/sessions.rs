@@ -7,7 +7,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::account_request::AccountRequest;
+use super::posting::AccountRequest;
 use super::confirm::keep_remembered;
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
@@ -69,7 +69,7 @@ pub async fn end(
     id: &str,
 ) -> Result<Ended, AuthError> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from,
         ..
@@ -109,7 +109,7 @@ pub async fn end_others(
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from,
         jar,

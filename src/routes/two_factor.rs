@@ -3,13 +3,13 @@
 //! the second step of signing in (`GET /login/two-factor`,
 //! `POST /auth/two-factor-challenge`).
 
-use rocket::http::CookieJar;
 use rocket::response::Redirect;
 use rocket::serde::json::Json;
 use rocket::{get, post, Responder, State};
 use serde_json::{json, Value};
 
-use super::account_request::AccountRequest;
+use super::posting::GuestRequest;
+use super::posting::AccountRequest;
 use super::account;
 use super::ceremony::Ceremony;
 use super::passkeys;
@@ -62,7 +62,7 @@ pub async fn enable(
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from: _,
         ..
@@ -119,7 +119,7 @@ pub async fn confirm(
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from,
         jar,
@@ -192,7 +192,7 @@ pub async fn recovery_codes(
     body: Result<Input, BodyError>,
 ) -> Posted<Shown> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from: _,
         jar,
@@ -252,7 +252,7 @@ pub async fn disable(
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
     let AccountRequest {
-        user,
+        who: user,
         session,
         from,
         jar,
@@ -307,21 +307,22 @@ pub async fn screen(
 /// ends. A code is checked only after it reserved a slot of the user's
 /// limit; once the window is spent (or the day's failures locked the second
 /// step) the pending sign-in is dropped (429).
-#[allow(clippy::too_many_arguments)]
 #[post("/auth/two-factor-challenge", data = "<body>")]
 pub async fn challenge(
-    _origin: SameOrigin,
-    _guest: Guest,
-    session: Session,
-    from: Origin,
-    language: Language,
-    jar: &CookieJar<'_>,
+    guest: GuestRequest<'_>,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
+    let GuestRequest {
+        session,
+        from,
+        jar,
+        ..
+    } = &guest;
+    let language = guest.language;
     let answer = async {
         let input = body?;
-        let Some(pending) = pending::current(&gh.db, &session).await? else {
+        let Some(pending) = pending::current(&gh.db, session).await? else {
             if input.is_form() {
                 session.set_flash(json!({"message": "unauthenticated"}));
                 return Ok(Reply::screen(Screen::Login.path()));
@@ -338,13 +339,13 @@ pub async fn challenge(
         let check = match gh.throttles.second_factor.reserve(pending.user_id).await? {
             Reserved::Check(check) => check,
             Reserved::Refused { retry_after } => {
-                pending::end(&session);
+                pending::end(session);
                 return Err(AuthError::Throttled { retry_after });
             }
         };
         let answer = match (&credential, &recovery, &code) {
             (Some(credential), _, _) => {
-                match Ceremony::SecondStep.take::<Assertion>(gh, &session).await? {
+                match Ceremony::SecondStep.take::<Assertion>(gh, session).await? {
                     Some(assertion) => Answer::Passkey {
                         credential,
                         assertion,
@@ -372,11 +373,11 @@ pub async fn challenge(
                         user_id: pending.user_id,
                         passkey_id,
                     };
-                    gh.events.emit(event, &from).await;
+                    gh.events.emit(event, from).await;
                 }
-                let error = told(gh, failure, pending.user_id, &from, language).await?;
+                let error = told(gh, failure, pending.user_id, from, language).await?;
                 if matches!(error, AuthError::Throttled { .. }) {
-                    pending::end(&session);
+                    pending::end(session);
                     return Err(error);
                 }
                 return Err(match credential {
@@ -385,16 +386,16 @@ pub async fn challenge(
                 });
             }
         };
-        pending::end(&session);
+        pending::end(session);
         if recovery.is_some() {
             gh.events.emit(AuthEvent::RecoveryCodeUsed {
                 user_id: pending.user_id,
-            }, &from).await;
+            }, from).await;
         }
         let user = users::find_by_id(&gh.db, pending.user_id)
             .await?
             .ok_or(AuthError::Unauthenticated)?;
-        let at = Completing::new(jar, &session, &from, language);
+        let at = Completing::new(jar, session, from, language);
         let proven = Proven::password(user, pending.remember, input.is_form());
         let reply = finish(gh, at, proven).await?;
         if !renew {

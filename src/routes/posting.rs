@@ -1,10 +1,12 @@
-//! [`AccountRequest`]: what every account route takes of its request — a
-//! same-origin request (403 `cross_origin` otherwise) of a signed-in user
-//! (401, or the sign-in screen for a browser), with its session, client,
-//! language and cookies — and the password asked again before a change
+//! [`Posting`]: what a route that changes something takes of its request —
+//! a same-origin request (403 `cross_origin` otherwise) of a signed-in user
+//! ([`AccountRequest`]: 401, or the sign-in screen for a browser) or of a
+//! guest ([`GuestRequest`]: a signed-in browser is forwarded to the route's
+//! fallback), with its session, client, language and cookies — and the
+//! password asked again before a change to an account
 //! ([`AccountRequest::confirm_password`]).
 
-use rocket::http::CookieJar;
+use rocket::http::{CookieJar, Status};
 use rocket::outcome::try_outcome;
 use rocket::request::{FromRequest, Outcome, Request};
 
@@ -14,25 +16,31 @@ use crate::error::AuthError;
 use crate::events::Origin;
 use crate::i18n::Language;
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{AuthUser, Session};
+use crate::session::{AuthUser, Guest, Session};
 use crate::state::GatehouseState;
 
-/// The signed-in user of a same-origin request, and what the account
-/// routes use of the request.
-pub struct AccountRequest<'r> {
-    /// The signed-in user.
-    pub user: AuthUser,
+/// A same-origin request of `W` (the signed-in user, or a guest), and what
+/// the routes use of it.
+pub struct Posting<'r, W> {
+    /// Who asks: [`AuthUser`] or [`Guest`].
+    pub who: W,
     /// The request's session.
     pub session: Session,
     /// Where the request came from (for events).
     pub from: Origin,
-    /// The client address (for the sign-in throttle).
+    /// The client address (for the throttles).
     pub client: ClientIp,
     /// The request's language (for screens and mails).
     pub language: Language,
     /// Rocket's cookies of the request.
     pub jar: &'r CookieJar<'r>,
 }
+
+/// A same-origin request of the signed-in user: every account route's.
+pub type AccountRequest<'r> = Posting<'r, AuthUser>;
+
+/// A same-origin request of a guest: the sign-in routes'.
+pub type GuestRequest<'r> = Posting<'r, Guest>;
 
 impl AccountRequest<'_> {
     /// Reads the password field `field` of `input` and checks it is the
@@ -44,12 +52,15 @@ impl AccountRequest<'_> {
         input: &Input,
         field: &'static str,
     ) -> Result<(), AuthError> {
-        confirm_password(gh, &self.user, self.client, &self.from, input, field).await
+        confirm_password(gh, &self.who, self.client, &self.from, input, field).await
     }
 }
 
 #[rocket::async_trait]
-impl<'r> FromRequest<'r> for AccountRequest<'r> {
+impl<'r, W> FromRequest<'r> for Posting<'r, W>
+where
+    W: FromRequest<'r, Error = AuthError> + Send,
+{
     type Error = AuthError;
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
@@ -58,7 +69,7 @@ impl<'r> FromRequest<'r> for AccountRequest<'r> {
             .guard::<SameOrigin>()
             .await
             .map_error(|(status, _)| (status, AuthError::CrossOrigin)));
-        let user = try_outcome!(req.guard::<AuthUser>().await);
+        let who = try_outcome!(req.guard::<W>().await);
         let session = try_outcome!(req.guard::<Session>().await);
         // These three always succeed.
         let (Some(from), Some(client), Some(language)) = (
@@ -66,10 +77,10 @@ impl<'r> FromRequest<'r> for AccountRequest<'r> {
             req.guard::<ClientIp>().await.succeeded(),
             req.guard::<Language>().await.succeeded(),
         ) else {
-            return Outcome::Forward(rocket::http::Status::InternalServerError);
+            return Outcome::Forward(Status::InternalServerError);
         };
-        Outcome::Success(AccountRequest {
-            user,
+        Outcome::Success(Posting {
+            who,
             session,
             from,
             client,
