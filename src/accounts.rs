@@ -69,6 +69,7 @@ pub type TokenInfo = CredentialInfo;
 /// Why an account operation was refused or failed. The message names the
 /// input at fault and never holds a password.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AccountError {
     /// The configuration is invalid (the message names the key).
     #[error("{0}")]

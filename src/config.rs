@@ -19,6 +19,7 @@ pub const RELEASE_BASE_URL: &str = "http://127.0.0.1:8000";
 
 /// The whole Gatehouse configuration, validated.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Settings {
     /// Absolute origin used for links in mail, OData context and next links.
     pub base_url: Url,
@@ -43,6 +44,7 @@ pub struct Settings {
 /// `[session]` keys.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SessionSettings {
     /// Cookie name; prefixed with `__Host-` when `base_url` is https.
     pub cookie_name: String,
@@ -73,6 +75,7 @@ impl Default for SessionSettings {
 /// Password hashing algorithm for new hashes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum HashAlgorithm {
     /// Argon2id with OWASP parameters (default).
     Argon2id,
@@ -83,6 +86,7 @@ pub enum HashAlgorithm {
 /// `[auth]` keys.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AuthSettings {
     /// Failures allowed per email + client IP within the window.
     pub throttle_attempts: u32,
@@ -131,6 +135,7 @@ impl Default for AuthSettings {
 /// How mail leaves the process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum MailTransport {
     /// An SMTP relay (`mail.host`, `mail.port`, credentials, `mail.tls`).
     Smtp,
@@ -143,6 +148,7 @@ pub enum MailTransport {
 /// Transport security towards the SMTP relay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum MailTls {
     /// Plain connection upgraded with STARTTLS (required).
     Starttls,
@@ -155,6 +161,7 @@ pub enum MailTls {
 /// `[mail]` keys.
 #[derive(Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct MailSettings {
     /// `smtp`, `file` or `log`.
     pub transport: MailTransport,
@@ -210,6 +217,7 @@ pub const DEFAULT_PAGE_SIZE: u64 = 200;
 /// `[odata.sets.<Name>]`: one table exposed as an entity set.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct SetConfig {
     /// The backing table.
     pub table: String,
@@ -237,6 +245,7 @@ pub struct SetConfig {
 /// to-many through `remote_column` on the target's table.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct NavigationConfig {
     /// The set the navigation leads to.
     pub target: String,
@@ -253,6 +262,7 @@ fn default_key() -> String {
 /// `[odata]` keys.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ODataSettings {
     /// Page sizes.
     pub pagination: PaginationSettings,
@@ -291,6 +301,7 @@ impl Default for ODataSettings {
 /// `[odata.pagination]` keys.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct PaginationSettings {
     /// Page size when the client states no preference.
     pub default: u64,

@@ -95,7 +95,7 @@ impl Gatehouse {
     }
 
     /// Finds the host's named routes; `home` and `dashboard` are required.
-    pub fn host_routes(rocket: &Rocket<Build>) -> Result<HostRoutes, MissingRoute> {
+    pub(crate) fn host_routes(rocket: &Rocket<Build>) -> Result<HostRoutes, MissingRoute> {
         let path_of = |name: &str| {
             rocket
                 .routes()

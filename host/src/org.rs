@@ -46,7 +46,7 @@ pub struct OrgHandler;
 
 async fn create(db: &Db, user: &AuthUser, org: &OrgSetupRequest) -> Result<(), DbError> {
     let d = db.dialect();
-    let mut tx = db.pool().begin().await?;
+    let mut tx = db.begin().await?;
     let insert = format!(
         "INSERT INTO organisations (name, legal_form, company_size, {function}, billing_email, \
          marketing_consent, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, {now}, {now})",

@@ -27,6 +27,7 @@ use crate::session::AuthUser;
 
 /// A handler's verdict on one submission.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum IntentResult {
     /// Done; the dispenser chooses what comes next.
     Satisfied,

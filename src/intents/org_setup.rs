@@ -8,6 +8,7 @@ use crate::session::AuthUser;
 
 /// Legal form of the organisation (`1` or `2` on the wire).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LegalForm {
     /// `1`: a company.
     Company,

@@ -56,8 +56,10 @@ macro_rules! intents {
             builder: $builder:ident $(,)?
         }
     ),+ $(,)?) => {
-        /// The kinds of intent; closed, like the screens that follow them.
+        /// The kinds of intent; closed, like the screens that follow them
+        /// (more will come: match with a wildcard arm).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
         pub enum IntentKind {
             /// `redirect`: navigate to an absolute URL.
             Redirect,
@@ -90,8 +92,10 @@ macro_rules! intents {
             }
         }
 
-        /// What the signed-in user should do next.
+        /// What the signed-in user should do next (more kinds will come:
+        /// match with a wildcard arm).
         #[derive(Debug, Clone, PartialEq, Eq)]
+        #[non_exhaustive]
         pub enum Intent {
             /// `redirect`: go to `target`, an absolute URL.
             Redirect {

@@ -4,6 +4,7 @@
 
 /// The built-in functions `$filter` may call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Function {
     /// `contains(string, substring)`
     Contains,

@@ -26,6 +26,7 @@ use super::scope::{Caller, Scope};
 
 /// The EDM primitive types a property may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EdmType {
     /// `Edm.String`
     String,
@@ -143,6 +144,7 @@ impl Property {
 
 /// How a navigation links two sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NavigationKind {
     /// At most one related entity: `column` on this set's table holds the
     /// target's key.

@@ -111,6 +111,7 @@ impl Path {
 
 /// A `$filter` expression.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Expr {
     /// A constant.
     Literal(Literal),
@@ -169,6 +170,7 @@ pub struct LambdaPredicate {
 
 /// Lambda quantifiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Quantifier {
     /// True when some member satisfies the predicate (or, without one, when
     /// the collection is not empty).
@@ -179,6 +181,7 @@ pub enum Quantifier {
 
 /// Binary operators, from loosest to tightest binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BinaryOp {
     /// `or`
     Or,
@@ -276,6 +279,7 @@ impl BinaryOp {
 
 /// Unary operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UnaryOp {
     /// Logical `not`.
     Not,
@@ -285,6 +289,7 @@ pub enum UnaryOp {
 
 /// A literal value.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Literal {
     /// `null`
     Null,

@@ -114,12 +114,12 @@ impl Session {
     }
 
     /// The session of `req` if a guard already loaded it.
-    pub fn cached(req: &Request<'_>) -> Option<Session> {
+    pub(crate) fn cached(req: &Request<'_>) -> Option<Session> {
         req.local_cache(Slot::default).0.get().cloned()
     }
 
     /// Loads (once) the session of `req`.
-    pub async fn of(req: &Request<'_>) -> Result<Session, DbError> {
+    pub(crate) async fn of(req: &Request<'_>) -> Result<Session, DbError> {
         if let Some(found) = Self::cached(req) {
             return Ok(found);
         }
@@ -138,7 +138,7 @@ impl Session {
 
     /// The key this session is stored under (SHA-256 hex of its cookie
     /// value), once it has one.
-    pub fn stored_id(&self) -> Option<String> {
+    pub(crate) fn stored_id(&self) -> Option<String> {
         self.lock().id.as_deref().map(sha256_hex)
     }
 
@@ -174,7 +174,7 @@ impl Session {
 
     /// Signs `user_id` in: a fresh id replaces the current one (its stored
     /// key is [`Session::stored_id`] from now on), the data stays.
-    pub fn sign_in(&self, user_id: i64) {
+    pub(crate) fn sign_in(&self, user_id: i64) {
         let mut s = self.lock();
         let fresh = SecretToken::generate().expose().to_owned();
         let old = s.id.replace(fresh);
@@ -201,7 +201,7 @@ impl Session {
     }
 
     /// Ends the session: the row is deleted and the cookie expired.
-    pub fn destroy(&self) {
+    pub(crate) fn destroy(&self) {
         let mut s = self.lock();
         s.destroyed = true;
         s.user_id = None;
@@ -209,7 +209,7 @@ impl Session {
     }
 
     /// Writes changes back and sets or clears the cookie on `response`.
-    pub async fn persist(
+    pub(crate) async fn persist(
         &self,
         gh: &Shared,
         response: &mut Response<'_>,
