@@ -94,6 +94,13 @@ impl From<DbPool> for Db {
     }
 }
 
+/// `rocket_db_pools::Database` asks for it; the pool's methods take `&self`.
+impl std::ops::DerefMut for Db {
+    fn deref_mut(&mut self) -> &mut DbPool {
+        &mut self.0
+    }
+}
+
 impl std::ops::Deref for Db {
     type Target = DbPool;
     fn deref(&self) -> &DbPool {
@@ -101,11 +108,6 @@ impl std::ops::Deref for Db {
     }
 }
 
-impl std::ops::DerefMut for Db {
-    fn deref_mut(&mut self) -> &mut DbPool {
-        &mut self.0
-    }
-}
 
 /// The pool behind [`Db`] and the dialect spoken by it; cheap to clone,
 /// every clone shares the pool.
@@ -266,19 +268,19 @@ impl Db {
 
     /// The same pool with bulk reads (OData) held to `limits`: a SQLite
     /// file gets its read threads, a server engine a pool of its own.
-    pub fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
+    pub(crate) fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
         Ok(Self(self.0.with_reads(limits)?))
     }
 
     /// The same database with its bulk reads (OData) spread over
     /// `replicas` while they are healthy; PostgreSQL only (other engines'
     /// reads are unchanged).
-    pub fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
+    pub(crate) fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
         Self(self.0.spread_over(Some(replicas)))
     }
 
     /// The same database with its bulk reads on the primary alone.
-    pub fn on_primary(&self) -> Self {
+    pub(crate) fn on_primary(&self) -> Self {
         Self(self.0.spread_over(None))
     }
 }
