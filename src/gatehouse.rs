@@ -6,7 +6,6 @@
 //! writes the session back and adds the screen headers.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rocket::fairing::{self, Fairing, Info, Kind};
 
@@ -17,8 +16,8 @@ use crate::auth::passkeys::{self, Passkeys};
 use crate::auth::reset::requests::ResetRequests;
 use crate::auth::two_factor::{self, TwoFactor};
 use crate::auth::{PasswordHasher, Throttles};
-use crate::config::{ODataSettings, Settings};
-use crate::db::{Db, Dialect, ReadLimits, Replicas};
+use crate::config::Settings;
+use crate::db::{Db, ReadLimits};
 
 use crate::events::{AuthEventListener, Events};
 use crate::host_routes::HostRoutes;
@@ -143,7 +142,7 @@ impl Gatehouse {
         let db = db
             .with_reads(limits)
             .map_err(|e| format!("cannot open database `databases.main.url`: {e}"))?;
-        let db = with_replicas(db, &settings.odata, limits).await?;
+        let db = db.spread_over_replicas(&settings.odata, limits).await?;
         db.migrate()
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
@@ -301,29 +300,4 @@ impl Fairing for Gatehouse {
             status = res.status().code,
         );
     }
-}
-
-/// `db` with its OData reads spread over `odata.replicas`, watched from
-/// now on; the start-up output says how each replica stands. Refused on
-/// an engine other than PostgreSQL, and when a replica that answers is not
-/// a standby of the primary.
-async fn with_replicas(db: Db, odata: &ODataSettings, limits: ReadLimits) -> Result<Db, String> {
-    if odata.replicas.is_empty() {
-        return Ok(db);
-    }
-    if db.dialect() != Dialect::Postgres {
-        return Err(format!(
-            "`odata.replicas` is served on PostgreSQL only (`databases.main.url` names {:?}): remove `odata.replicas`",
-            db.dialect()
-        ));
-    }
-    let lag = Duration::from_millis(odata.max_replica_lag_ms);
-    let replicas = Replicas::new(&odata.replicas, limits, lag)
-        .map_err(|e| format!("cannot use `odata.replicas`: {e}"))?;
-    replicas.check_standbys(db.url()).await?;
-    let replicas = Arc::new(replicas);
-    let watch = replicas.clone().watch(db.url().to_owned()).await;
-    tracing::warn!("{}", replicas.describe());
-    tokio::spawn(watch);
-    Ok(db.with_replicas(replicas))
 }

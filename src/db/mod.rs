@@ -275,6 +275,36 @@ impl Db {
     /// The same database with its bulk reads (OData) spread over
     /// `replicas` while they are healthy; PostgreSQL only (other engines'
     /// reads are unchanged).
+    /// The same database with its OData reads spread over the
+    /// `odata.replicas` of `odata` (unchanged when there are none),
+    /// watched from now on; the start-up output says how each replica
+    /// stands. Refused on an engine other than PostgreSQL, and when a
+    /// replica that answers is not a standby of the primary.
+    pub(crate) async fn spread_over_replicas(
+        self,
+        odata: &crate::config::ODataSettings,
+        limits: ReadLimits,
+    ) -> Result<Db, String> {
+        if odata.replicas.is_empty() {
+            return Ok(self);
+        }
+        if self.dialect() != Dialect::Postgres {
+            return Err(format!(
+                "`odata.replicas` is served on PostgreSQL only (`databases.main.url` names {:?}): remove `odata.replicas`",
+                self.dialect()
+            ));
+        }
+        let lag = Duration::from_millis(odata.max_replica_lag_ms);
+        let replicas = Replicas::new(&odata.replicas, limits, lag)
+            .map_err(|e| format!("cannot use `odata.replicas`: {e}"))?;
+        replicas.check_standbys(self.url()).await?;
+        let replicas = Arc::new(replicas);
+        let watch = replicas.clone().watch(self.url().to_owned()).await;
+        tracing::warn!("{}", replicas.describe());
+        tokio::spawn(watch);
+        Ok(self.with_replicas(replicas))
+    }
+
     pub(crate) fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
         Self(self.0.spread_over(Some(replicas)))
     }

@@ -64,6 +64,29 @@ pub async fn table_columns(db: &Db, table: &str) -> Result<Vec<Column>, DbError>
 }
 
 impl Dialect {
+    /// A null of type `ty`, where the engine needs one typed: PostgreSQL
+    /// types a `UNION`'s columns arm by arm, and two untyped nulls make
+    /// text, which no later arm's number matches. Elsewhere plain `NULL`.
+    pub fn null_of(self, ty: SqlType) -> String {
+        if self != Self::Postgres {
+            return "NULL".to_owned();
+        }
+        let name = match ty {
+            SqlType::Text => "text",
+            SqlType::Int16 => "smallint",
+            SqlType::Int32 => "integer",
+            SqlType::Int64 => "bigint",
+            SqlType::Decimal => "numeric",
+            SqlType::Double => "double precision",
+            SqlType::Boolean => "boolean",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamptz",
+            SqlType::Time => "time",
+            SqlType::Uuid => "uuid",
+        };
+        format!("CAST(NULL AS {name})")
+    }
+
     /// What a column declared as `declared` (case-insensitive) holds on
     /// this engine; anything unrecognised is text.
     pub fn sql_type(self, declared: &str) -> SqlType {

@@ -5,7 +5,7 @@
 //! themselves in one request.
 
 use super::{linear, navigations_together, order_terms, refuse, TARGET};
-use crate::db::Dialect;
+use crate::db::{Dialect, SqlType};
 use crate::odata::model::{Derived, EdmType, EntitySet, Model, Property};
 use crate::odata::query::{OrderItem, Path, Transformation};
 use crate::odata::resolve::QueryError;
@@ -167,24 +167,19 @@ fn all_properties<'a>(
     Ok(navigations_together(all))
 }
 
-/// A null of `edm`'s type: PostgreSQL types a union's columns arm by arm,
-/// and two untyped nulls make text, which no later arm's number matches.
+/// A null of `edm`'s type, as the engine needs it in a union's arm.
 fn null_of(edm: EdmType, dialect: Dialect) -> String {
-    if !matches!(dialect, Dialect::Postgres) {
-        return "NULL".to_owned();
-    }
-    let ty = match edm {
-        EdmType::String => "text",
-        EdmType::Int16 => "smallint",
-        EdmType::Int32 => "integer",
-        EdmType::Int64 => "bigint",
-        EdmType::Decimal => "numeric",
-        EdmType::Double => "double precision",
-        EdmType::Boolean => "boolean",
-        EdmType::Date => "date",
-        EdmType::DateTimeOffset => "timestamptz",
-        EdmType::TimeOfDay => "time",
-        EdmType::Guid => "uuid",
-    };
-    format!("CAST(NULL AS {ty})")
+    dialect.null_of(match edm {
+        EdmType::String => SqlType::Text,
+        EdmType::Int16 => SqlType::Int16,
+        EdmType::Int32 => SqlType::Int32,
+        EdmType::Int64 => SqlType::Int64,
+        EdmType::Decimal => SqlType::Decimal,
+        EdmType::Double => SqlType::Double,
+        EdmType::Boolean => SqlType::Boolean,
+        EdmType::Date => SqlType::Date,
+        EdmType::DateTimeOffset => SqlType::Timestamp,
+        EdmType::TimeOfDay => SqlType::Time,
+        EdmType::Guid => SqlType::Uuid,
+    })
 }

@@ -11,7 +11,7 @@ use std::cell::{OnceCell, RefCell};
 use super::prefix::Prefix;
 use super::reply::ODataError;
 use super::values::{write_bool, write_bytes, write_int, write_value, Cell, Numbers};
-use crate::db::{pg_raw, pg_text, MyTemporal, ReadError};
+use crate::db::{pg_raw, pg_text, EngineRow, MyTemporal, ReadError};
 use crate::odata::{EdmType, Property};
 
 /// How one property of a row is written: what precedes its value, its
@@ -491,3 +491,62 @@ fn text_or_blob(bytes: &[u8]) -> Cell<'_> {
 #[cfg(test)]
 #[path = "cells_tests.rs"]
 mod tests;
+
+/// How a statement's rows are read as [`Cells`] on each engine: the way of
+/// each column, found on the statement's first row, and the text of each
+/// value once asked for. The one place that tells the engines' rows apart.
+#[derive(Default)]
+pub(super) struct EngineCells {
+    /// PostgreSQL: the kind of each column.
+    kinds: Vec<Kind>,
+    /// MySQL: how each column's dates or times are written, and whether it
+    /// is a `BIT` column.
+    columns: Vec<(Option<MyTemporal>, bool)>,
+    /// Per column, a value's text once asked for; emptied for each row.
+    texts: Vec<OnceCell<String>>,
+    /// Where a value written as text is written first.
+    scratch: RefCell<Vec<u8>>,
+}
+
+impl EngineCells {
+    /// A new statement: its columns are found again on its first row.
+    pub(super) fn begin(&mut self) {
+        self.kinds.clear();
+        self.columns.clear();
+        self.texts.clear();
+    }
+
+    /// Hands `row` to `take` as its engine's cells.
+    pub(super) fn read<R>(&mut self, row: EngineRow<'_>, take: impl FnOnce(&dyn Cells) -> R) -> R {
+        for text in &mut self.texts {
+            text.take();
+        }
+        match row {
+            EngineRow::Sqlite(row) => take(row),
+            EngineRow::Postgres(row) => {
+                if self.kinds.is_empty() {
+                    self.kinds = pg_kinds(row);
+                    self.texts.resize_with(self.kinds.len(), OnceCell::new);
+                }
+                take(&PgCells {
+                    row,
+                    kinds: &self.kinds,
+                    texts: &self.texts,
+                    scratch: &self.scratch,
+                })
+            }
+            EngineRow::MySql(row) => {
+                if self.columns.is_empty() {
+                    self.columns = my_columns(row);
+                    self.texts.resize_with(self.columns.len(), OnceCell::new);
+                }
+                take(&MyCells {
+                    row,
+                    columns: &self.columns,
+                    texts: &self.texts,
+                    scratch: &self.scratch,
+                })
+            }
+        }
+    }
+}

@@ -7,15 +7,14 @@
 //! buffers; on PostgreSQL and MySQL the engine's own client. Each engine's
 //! row is read through [`Cells`], so the JSON writing is the same code.
 
-use std::cell::{OnceCell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 
-use super::cells::{my_columns, pg_kinds, Cells, Kind, MyCells, PgCells};
+use super::cells::{Cells, EngineCells};
 use super::reply::ODataError;
 use super::sinks::{CountSink, Sink};
 use super::values::{order_literal, Cell};
-use crate::db::{Db, EngineRow, MyTemporal, RowReader};
+use crate::db::{Db, EngineRow, RowReader};
 use crate::odata::{EdmType, Literal, Sql};
 
 /// A count that a page statement carries as its column `column` (the same
@@ -167,30 +166,17 @@ impl<S: Sink> Feed<S> {
     }
 }
 
-/// A feed with what decoding a statement's rows needs: each engine's row
-/// read through its [`Cells`], the way of each column found on its first
-/// row.
+/// A feed and each engine's rows read as its cells.
 struct Reader<S> {
     feed: Feed<S>,
-    /// PostgreSQL: the kind of each column.
-    kinds: Vec<Kind>,
-    /// MySQL: how each column's dates or times are written, and whether it
-    /// is a `BIT` column.
-    columns: Vec<(Option<MyTemporal>, bool)>,
-    /// Per column, a value's text once asked for; emptied for each row.
-    texts: Vec<OnceCell<String>>,
-    /// Where a value written as text is written first.
-    scratch: RefCell<Vec<u8>>,
+    cells: EngineCells,
 }
 
 impl<S: Sink> Reader<S> {
     fn new(feed: Feed<S>) -> Reader<S> {
         Reader {
             feed,
-            kinds: Vec::new(),
-            columns: Vec::new(),
-            texts: Vec::new(),
-            scratch: RefCell::new(Vec::new()),
+            cells: EngineCells::default(),
         }
     }
 }
@@ -200,42 +186,12 @@ impl<S: Sink> RowReader for Reader<S> {
     type Wait = Pin<Box<dyn Future<Output = Result<(), ODataError>> + Send>>;
 
     fn begin(&mut self) {
-        self.kinds.clear();
-        self.columns.clear();
-        self.texts.clear();
+        self.cells.begin();
     }
 
     fn row(&mut self, row: EngineRow<'_>) -> Result<bool, ODataError> {
-        for text in &mut self.texts {
-            text.take();
-        }
-        match row {
-            EngineRow::Sqlite(row) => self.feed.take(row),
-            EngineRow::Postgres(row) => {
-                if self.kinds.is_empty() {
-                    self.kinds = pg_kinds(row);
-                    self.texts.resize_with(self.kinds.len(), OnceCell::new);
-                }
-                self.feed.take(&PgCells {
-                    row,
-                    kinds: &self.kinds,
-                    texts: &self.texts,
-                    scratch: &self.scratch,
-                })
-            }
-            EngineRow::MySql(row) => {
-                if self.columns.is_empty() {
-                    self.columns = my_columns(row);
-                    self.texts.resize_with(self.columns.len(), OnceCell::new);
-                }
-                self.feed.take(&MyCells {
-                    row,
-                    columns: &self.columns,
-                    texts: &self.texts,
-                    scratch: &self.scratch,
-                })
-            }
-        }
+        let feed = &mut self.feed;
+        self.cells.read(row, |cells| feed.take(cells))
     }
 
     fn wants_more(&self) -> bool {
