@@ -73,7 +73,7 @@ impl Dialect {
     /// The UTC timestamp `placeholder` seconds after the epoch, comparable
     /// with a timestamp column as the column is stored (so its index serves
     /// the comparison).
-    pub fn utc_timestamp_at(self, placeholder: &str) -> String {
+    pub(crate) fn utc_timestamp_at(self, placeholder: &str) -> String {
         match self {
             Self::Sqlite => format!("strftime('%Y-%m-%d %H:%M:%S', {placeholder}, 'unixepoch')"),
             Self::Postgres => format!(
@@ -93,7 +93,7 @@ impl Dialect {
     }
 
     /// `INSERT … ON CONFLICT` upsert clause for a unique `key` column.
-    pub fn upsert(self, key: &str) -> String {
+    pub(crate) fn upsert(self, key: &str) -> String {
         match self {
             Self::MySql => "ON DUPLICATE KEY UPDATE".to_owned(),
             Self::Sqlite | Self::Postgres => format!("ON CONFLICT ({key}) DO UPDATE SET"),
@@ -102,7 +102,7 @@ impl Dialect {
 
     /// Whether `INSERT … RETURNING` is available. MySQL has none (MariaDB's
     /// is an extension of its own), so one path without it serves both.
-    pub fn has_returning(self) -> bool {
+    pub(crate) fn has_returning(self) -> bool {
         self != Self::MySql
     }
 
@@ -115,7 +115,7 @@ impl Dialect {
     /// plan says "Using index"): the same pages, half the time for a page
     /// 90,000 rows in. SQLite checks the offset before it reads a row's
     /// columns, so skipping by key gains nothing there.
-    pub fn defers_columns_past_offset(self) -> bool {
+    pub(crate) fn defers_columns_past_offset(self) -> bool {
         match self {
             Self::Postgres | Self::MySql => true,
             Self::Sqlite => false,
@@ -132,16 +132,8 @@ impl Dialect {
     /// keeps. The bounds are integers the paging computes, never the
     /// client's text. MySQL and MariaDB plan each execution either way, and
     /// SQLite's plan does not depend on them: both keep them bound.
-    pub fn writes_page_bounds(self) -> bool {
+    pub(crate) fn writes_page_bounds(self) -> bool {
         self == Self::Postgres
-    }
-
-    /// Whether a blob read through sqlx's `Any` driver holds text: MySQL
-    /// reports its long and binary-collated character types (`TEXT`,
-    /// `utf8mb4_bin`) as blobs, and the OData service reads its strings as
-    /// they are stored.
-    pub fn blobs_are_text(self) -> bool {
-        self == Self::MySql
     }
 
     /// The condition finding the user whose address is `placeholder` (an
@@ -151,7 +143,7 @@ impl Dialect {
     /// collation (and Laravel's), so its unique index finds the row, and
     /// `lower(email)` compared byte for byte then rejects what such a
     /// collation merely thinks equal (`é` and `e`).
-    pub fn email_matches(self, placeholder: &str) -> String {
+    pub(crate) fn email_matches(self, placeholder: &str) -> String {
         match self {
             Self::MySql => format!(
                 "email = {placeholder} AND CAST(lower(email) AS BINARY) = CAST({placeholder} AS BINARY)"
@@ -162,15 +154,7 @@ impl Dialect {
 
     /// `INSERT INTO table (columns) VALUES (values)` that inserts nothing,
     /// without an error, when a row with the same unique `key` exists.
-    ///
-    /// ```
-    /// use gatehouse::db::Dialect;
-    /// assert_eq!(Dialect::MySql.insert_unless_present("t", "a, b", "$1, $2", "a"),
-    ///            "INSERT IGNORE INTO t (a, b) VALUES ($1, $2)");
-    /// assert_eq!(Dialect::Sqlite.insert_unless_present("t", "a, b", "$1, $2", "a"),
-    ///            "INSERT INTO t (a, b) VALUES ($1, $2) ON CONFLICT (a) DO NOTHING");
-    /// ```
-    pub fn insert_unless_present(
+    pub(crate) fn insert_unless_present(
         self,
         table: &str,
         columns: &str,
@@ -188,7 +172,7 @@ impl Dialect {
     /// Lists `name`, `declared_type` and `not_null` (0 or 1) of the columns
     /// of table `$1`, in table order, each cast to a type sqlx's `Any`
     /// driver decodes.
-    pub fn table_columns_sql(self) -> &'static str {
+    pub(crate) fn table_columns_sql(self) -> &'static str {
         match self {
             Self::Sqlite => {
                 r#"SELECT name, type AS declared_type, "notnull" AS not_null
@@ -209,14 +193,6 @@ impl Dialect {
                  WHERE table_schema = DATABASE() AND table_name = $1
                  ORDER BY ordinal_position"
             }
-        }
-    }
-
-    /// How an upsert refers to the value the insert proposed for `column`.
-    pub fn excluded(self, column: &str) -> String {
-        match self {
-            Self::MySql => format!("VALUES({column})"),
-            Self::Sqlite | Self::Postgres => format!("excluded.{column}"),
         }
     }
 }
@@ -280,5 +256,18 @@ mod tests {
         assert_eq!(Dialect::from_url("mysql://h/db"), Ok(Dialect::MySql));
         assert_eq!(Dialect::from_url("mariadb://h/db"), Ok(Dialect::MySql));
         assert!(Dialect::from_url("oracle://h").is_err());
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn insert_unless_present_as_documented() {
+        assert_eq!(Dialect::MySql.insert_unless_present("t", "a, b", "$1, $2", "a"),
+                   "INSERT IGNORE INTO t (a, b) VALUES ($1, $2)");
+        assert_eq!(Dialect::Sqlite.insert_unless_present("t", "a, b", "$1, $2", "a"),
+                   "INSERT INTO t (a, b) VALUES ($1, $2) ON CONFLICT (a) DO NOTHING");
     }
 }

@@ -48,14 +48,7 @@ impl Dialect {
     /// Prepares generated SQL for binding: MySQL gets `?` placeholders and the
     /// 1-based numbers of the values to bind, in order (a number may repeat);
     /// other engines keep `$n` and get `None` (bind the values as numbered).
-    ///
-    /// ```
-    /// use gatehouse::db::Dialect;
-    /// assert_eq!(Dialect::MySql.positional("b = $2 OR a = $1 OR c = $2"),
-    ///            ("b = ? OR a = ? OR c = ?".to_owned(), Some(vec![2, 1, 2])));
-    /// assert_eq!(Dialect::Sqlite.positional("a = $1").1, None);
-    /// ```
-    pub fn positional(self, sql: &str) -> (String, Option<Vec<usize>>) {
+    pub(crate) fn positional(self, sql: &str) -> (String, Option<Vec<usize>>) {
         if self != Self::MySql {
             return (sql.to_owned(), None);
         }
@@ -86,7 +79,7 @@ impl Dialect {
     /// Makes string ordering and searching on `expr` case-sensitive, by
     /// code point, whatever the column collation (only MySQL's default
     /// collations ignore case).
-    pub fn case_sensitive(self, expr: &str) -> String {
+    pub(crate) fn case_sensitive(self, expr: &str) -> String {
         match self {
             Self::MySql => format!("({expr} COLLATE utf8mb4_bin)"),
             Self::Sqlite | Self::Postgres => expr.to_owned(),
@@ -95,7 +88,7 @@ impl Dialect {
 
     /// `expr` as text that equals only the same characters: on MySQL, whose
     /// default collations ignore case (and trailing spaces), its bytes.
-    pub fn exact_text(self, expr: &str) -> String {
+    pub(crate) fn exact_text(self, expr: &str) -> String {
         match self {
             Self::MySql => format!("CAST({expr} AS BINARY)"),
             Self::Sqlite | Self::Postgres => expr.to_owned(),
@@ -107,13 +100,7 @@ impl Dialect {
     /// narrows the rows, so an index on the column serves the lookup, and
     /// the exact bytes then confirm them: text equal byte for byte is equal
     /// under every collation, so nothing is lost.
-    ///
-    /// ```
-    /// use gatehouse::db::Dialect;
-    /// assert_eq!(Dialect::MySql.text_match("`c`", "= ?"), "(`c` = ? AND CAST(`c` AS BINARY) = ?)");
-    /// assert_eq!(Dialect::Postgres.text_match(r#""c""#, "= $1"), r#"("c" = $1)"#);
-    /// ```
-    pub fn text_match(self, column: &str, test: &str) -> String {
+    pub(crate) fn text_match(self, column: &str, test: &str) -> String {
         match self {
             Self::MySql => format!("({column} {test} AND {} {test})", self.exact_text(column)),
             Self::Sqlite | Self::Postgres => format!("({column} {test})"),
@@ -121,7 +108,7 @@ impl Dialect {
     }
 
     /// True when `a` equals `b`, nulls being equal to each other; never null.
-    pub fn null_safe_eq(self, a: &str, b: &str) -> String {
+    pub(crate) fn null_safe_eq(self, a: &str, b: &str) -> String {
         match self {
             Self::Sqlite => format!("({a} IS {b})"),
             Self::Postgres => format!("({a} IS NOT DISTINCT FROM {b})"),
@@ -130,7 +117,7 @@ impl Dialect {
     }
 
     /// The negation of [`null_safe_eq`](Self::null_safe_eq); never null.
-    pub fn null_safe_ne(self, a: &str, b: &str) -> String {
+    pub(crate) fn null_safe_ne(self, a: &str, b: &str) -> String {
         match self {
             Self::Sqlite => format!("({a} IS NOT {b})"),
             Self::Postgres => format!("({a} IS DISTINCT FROM {b})"),
@@ -141,12 +128,12 @@ impl Dialect {
     /// Case-insensitive `LIKE` of `expr` against `pattern`, in which `!`
     /// escapes `%`, `_` and itself (`!` needs no escaping in any engine's
     /// string literals, unlike `\` in MySQL's).
-    pub fn like_ignoring_case(self, expr: &str, pattern: &str) -> String {
+    pub(crate) fn like_ignoring_case(self, expr: &str, pattern: &str) -> String {
         format!("(lower({expr}) LIKE lower({pattern}) ESCAPE '!')")
     }
 
     /// The 1-based position of `needle` in `haystack`, 0 when absent.
-    pub fn position(self, haystack: &str, needle: &str) -> String {
+    pub(crate) fn position(self, haystack: &str, needle: &str) -> String {
         match self {
             Self::Sqlite => format!("instr({haystack}, {needle})"),
             Self::Postgres => format!("strpos({haystack}, {needle})"),
@@ -155,7 +142,7 @@ impl Dialect {
     }
 
     /// Whether `text` ends with `suffix` (null when either is null).
-    pub fn ends_with(self, text: &str, suffix: &str) -> String {
+    pub(crate) fn ends_with(self, text: &str, suffix: &str) -> String {
         match self {
             Self::Sqlite => format!(
                 "(substr({text}, -length({suffix})) = {suffix} \
@@ -168,7 +155,7 @@ impl Dialect {
 
     /// The part of `text` from the 0-based position `start`, of at most
     /// `length` characters when given.
-    pub fn substring(self, text: &str, start: &str, length: Option<&str>) -> String {
+    pub(crate) fn substring(self, text: &str, start: &str, length: Option<&str>) -> String {
         match (self, length) {
             (Self::Postgres, None) => format!("substr({text}, CAST({start} + 1 AS INTEGER))"),
             (Self::Postgres, Some(n)) => {
@@ -180,7 +167,7 @@ impl Dialect {
     }
 
     /// The length of a string in characters.
-    pub fn char_length(self, expr: &str) -> String {
+    pub(crate) fn char_length(self, expr: &str) -> String {
         match self {
             Self::Sqlite => format!("length({expr})"),
             Self::Postgres | Self::MySql => format!("char_length({expr})"),
@@ -188,7 +175,7 @@ impl Dialect {
     }
 
     /// Two strings joined.
-    pub fn concat(self, a: &str, b: &str) -> String {
+    pub(crate) fn concat(self, a: &str, b: &str) -> String {
         match self {
             Self::MySql => format!("CONCAT({a}, {b})"),
             Self::Sqlite | Self::Postgres => format!("({a} || {b})"),
@@ -196,7 +183,7 @@ impl Dialect {
     }
 
     /// Integer division, truncating.
-    pub fn int_div(self, a: &str, b: &str) -> String {
+    pub(crate) fn int_div(self, a: &str, b: &str) -> String {
         match self {
             Self::MySql => format!("({a} DIV {b})"),
             Self::Sqlite | Self::Postgres => format!("({a} / {b})"),
@@ -204,7 +191,7 @@ impl Dialect {
     }
 
     /// Division keeping fractions even for integer operands.
-    pub fn decimal_div(self, a: &str, b: &str) -> String {
+    pub(crate) fn decimal_div(self, a: &str, b: &str) -> String {
         match self {
             Self::Sqlite => format!("(CAST({a} AS REAL) / {b})"),
             Self::Postgres => format!("(CAST({a} AS NUMERIC) / {b})"),
@@ -214,7 +201,7 @@ impl Dialect {
 
     /// The remainder of `a / b`, signed like `a`; exact for decimals, and
     /// with the fraction kept for non-integer operands on every engine.
-    pub fn modulo(self, a: &str, b: &str, integers: bool) -> String {
+    pub(crate) fn modulo(self, a: &str, b: &str, integers: bool) -> String {
         match (self, integers) {
             (_, true) => format!("({a} % {b})"),
             (Self::Sqlite, false) => {
@@ -229,7 +216,7 @@ impl Dialect {
 
     /// `x` rounded to the nearest integer, halves away from zero (as
     /// OData says; PostgreSQL and MySQL round doubles half to even).
-    pub fn round(self, x: &str) -> String {
+    pub(crate) fn round(self, x: &str) -> String {
         match self {
             Self::Sqlite => format!("round({x})"),
             Self::Postgres => format!("ROUND(CAST({x} AS NUMERIC))"),
@@ -238,7 +225,7 @@ impl Dialect {
     }
 
     /// The largest integer not above `x` (SQLite may lack `floor`).
-    pub fn floor(self, x: &str) -> String {
+    pub(crate) fn floor(self, x: &str) -> String {
         match self {
             Self::Sqlite => format!("(CAST({x} AS INTEGER) - ({x} < CAST({x} AS INTEGER)))"),
             Self::Postgres | Self::MySql => format!("FLOOR({x})"),
@@ -246,7 +233,7 @@ impl Dialect {
     }
 
     /// The smallest integer not below `x` (SQLite may lack `ceil`).
-    pub fn ceiling(self, x: &str) -> String {
+    pub(crate) fn ceiling(self, x: &str) -> String {
         match self {
             Self::Sqlite => format!("(CAST({x} AS INTEGER) + ({x} > CAST({x} AS INTEGER)))"),
             Self::Postgres | Self::MySql => format!("CEILING({x})"),
@@ -254,7 +241,7 @@ impl Dialect {
     }
 
     /// A part of a date, instant or time of day, as an integer.
-    pub fn date_part(self, part: DatePart, x: &str) -> String {
+    pub(crate) fn date_part(self, part: DatePart, x: &str) -> String {
         let (sqlite, sql) = match part {
             DatePart::Year => ("%Y", "YEAR"),
             DatePart::Month => ("%m", "MONTH"),
@@ -271,7 +258,7 @@ impl Dialect {
     }
 
     /// The UTC date of an instant.
-    pub fn date_of(self, instant: &str) -> String {
+    pub(crate) fn date_of(self, instant: &str) -> String {
         match self {
             Self::Sqlite => format!("date({instant})"),
             Self::Postgres => format!("CAST(({instant} AT TIME ZONE 'UTC') AS DATE)"),
@@ -280,7 +267,7 @@ impl Dialect {
     }
 
     /// The UTC time of day of an instant.
-    pub fn time_of(self, instant: &str) -> String {
+    pub(crate) fn time_of(self, instant: &str) -> String {
         match self {
             Self::Sqlite => format!("time({instant})"),
             Self::Postgres => format!("CAST(({instant} AT TIME ZONE 'UTC') AS TIME)"),
@@ -289,7 +276,7 @@ impl Dialect {
     }
 
     /// The current instant, comparable with [`instant_column`](Self::instant_column).
-    pub fn now_instant(self) -> String {
+    pub(crate) fn now_instant(self) -> String {
         match self {
             Self::Sqlite => format!("strftime({SQLITE_INSTANT}, 'now')"),
             Self::Postgres => "now()".to_owned(),
@@ -299,7 +286,7 @@ impl Dialect {
 
     /// An instant column made comparable by instant: SQLite stores ISO 8601
     /// text in several spellings, normalised here to UTC.
-    pub fn instant_column(self, column: &str) -> String {
+    pub(crate) fn instant_column(self, column: &str) -> String {
         match self {
             Self::Sqlite => format!("strftime({SQLITE_INSTANT}, {column})"),
             Self::Postgres | Self::MySql => column.to_owned(),
@@ -307,7 +294,7 @@ impl Dialect {
     }
 
     /// A placeholder bound as text, converted to the value it spells.
-    pub fn text_param(self, placeholder: &str, value: TextValue) -> String {
+    pub(crate) fn text_param(self, placeholder: &str, value: TextValue) -> String {
         use TextValue::*;
         match (self, value) {
             (Self::Sqlite, Decimal) => format!("CAST({placeholder} AS NUMERIC)"),
@@ -328,14 +315,7 @@ impl Dialect {
 
     /// How an instant is written for [`text_param`](Self::text_param): UTC
     /// with microseconds, with an explicit offset where the engine reads one.
-    ///
-    /// ```
-    /// use gatehouse::db::Dialect;
-    /// let t = time::macros::datetime!(2024-01-02 03:04:05.5 +01:00);
-    /// assert_eq!(Dialect::Postgres.instant_text(t), "2024-01-02 02:04:05.500000+00:00");
-    /// assert_eq!(Dialect::MySql.instant_text(t), "2024-01-02 02:04:05.500000");
-    /// ```
-    pub fn instant_text(self, instant: time::OffsetDateTime) -> String {
+    pub(crate) fn instant_text(self, instant: time::OffsetDateTime) -> String {
         let t = instant.to_offset(time::UtcOffset::UTC);
         let text = format!(
             "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06}",
@@ -358,7 +338,7 @@ impl Dialect {
     /// that cannot be null (a key, a `NOT NULL` column) gets no null
     /// ordering: PostgreSQL's indexes are `ASC NULLS LAST`, and the clause
     /// would make it sort the whole table instead of reading the index.
-    pub fn order_term(self, expr: &str, descending: bool, nullable: bool) -> String {
+    pub(crate) fn order_term(self, expr: &str, descending: bool, nullable: bool) -> String {
         let direction = if descending { "DESC" } else { "ASC" };
         match (self, nullable) {
             (Self::Postgres, true) if descending => format!("{expr} DESC NULLS LAST"),
@@ -376,7 +356,7 @@ impl Dialect {
     /// (`db::pg_text`, `db::my_text`). On SQLite
     /// a value is read by what it holds, not by the column's declared type
     /// (`+x` is a no-op for every value but hides the declaration).
-    pub fn output_value(self, column: &str, stored: Stored) -> String {
+    pub(crate) fn output_value(self, column: &str, stored: Stored) -> String {
         use Stored::*;
         match (self, stored) {
             (Self::Sqlite, Integer | Text) => column.to_owned(),
@@ -394,7 +374,7 @@ impl Dialect {
     }
 
     /// The clause limiting a result to `limit` rows after skipping `offset`.
-    pub fn limit_offset(self, limit: &str, offset: &str) -> String {
+    pub(crate) fn limit_offset(self, limit: &str, offset: &str) -> String {
         format!("LIMIT {limit} OFFSET {offset}")
     }
 }
@@ -417,4 +397,29 @@ pub enum Stored {
     Temporal,
     /// A UUID.
     Uuid,
+}
+
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn instant_text_as_documented() {
+        let t = time::macros::datetime!(2024-01-02 03:04:05.5 +01:00);
+        assert_eq!(Dialect::Postgres.instant_text(t), "2024-01-02 02:04:05.500000+00:00");
+        assert_eq!(Dialect::MySql.instant_text(t), "2024-01-02 02:04:05.500000");
+    }
+
+    #[test]
+    fn positional_as_documented() {
+        assert_eq!(Dialect::MySql.positional("b = $2 OR a = $1 OR c = $2"),
+                   ("b = ? OR a = ? OR c = ?".to_owned(), Some(vec![2, 1, 2])));
+        assert_eq!(Dialect::Sqlite.positional("a = $1").1, None);
+    }
+
+    #[test]
+    fn text_match_as_documented() {
+        assert_eq!(Dialect::MySql.text_match("`c`", "= ?"), "(`c` = ? AND CAST(`c` AS BINARY) = ?)");
+        assert_eq!(Dialect::Postgres.text_match(r#""c""#, "= $1"), r#"("c" = $1)"#);
+    }
 }

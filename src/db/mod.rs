@@ -586,8 +586,8 @@ pub fn is_unavailable(e: &DbError) -> bool {
 /// Reads a text column of a row on every engine.
 pub trait TextColumn {
     /// The text in `column`, or `None` for SQL null. MySQL's `TEXT` types
-    /// reach sqlx's `Any` driver as bytes; they are read as UTF-8 here (see
-    /// [`Dialect::blobs_are_text`]).
+    /// reach sqlx's `Any` driver as bytes (also its binary-collated
+    /// character types); they are read as UTF-8 here.
     fn text(&self, column: &str) -> Result<Option<String>, DbError>;
 }
 

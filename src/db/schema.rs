@@ -67,7 +67,7 @@ impl Dialect {
     /// A null of type `ty`, where the engine needs one typed: PostgreSQL
     /// types a `UNION`'s columns arm by arm, and two untyped nulls make
     /// text, which no later arm's number matches. Elsewhere plain `NULL`.
-    pub fn null_of(self, ty: SqlType) -> String {
+    pub(crate) fn null_of(self, ty: SqlType) -> String {
         if self != Self::Postgres {
             return "NULL".to_owned();
         }
@@ -89,7 +89,7 @@ impl Dialect {
 
     /// What a column declared as `declared` (case-insensitive) holds on
     /// this engine; anything unrecognised is text.
-    pub fn sql_type(self, declared: &str) -> SqlType {
+    pub(crate) fn sql_type(self, declared: &str) -> SqlType {
         let lower = declared.trim().to_ascii_lowercase();
         if lower.starts_with("tinyint(1)") {
             return SqlType::Boolean;
