@@ -86,8 +86,9 @@ impl<'m> Ctx<'m> {
         })
     }
 
-    /// `query` checked against the model for `set`: once per request, for
-    /// every statement that answers it.
+    /// `query` checked against the model for `set`: once per request,
+    /// before any statement runs (a request whose options are wrong is 400
+    /// whatever the data), for every statement that answers it.
     pub(super) fn check<'q>(
         &self,
         set: &'m EntitySet,
@@ -97,16 +98,20 @@ impl<'m> Ctx<'m> {
     }
 
     /// The one entity of `source` (already restricted to a key), or 404.
-    pub async fn entity(&self, source: &Source<'m>, query: &Query) -> Result<Reply, ODataError> {
+    pub async fn entity(
+        &self,
+        source: &Source<'m>,
+        checked: &Checked<'m, '_>,
+        query: &Query,
+    ) -> Result<Reply, ODataError> {
         let set = source.set;
-        let checked = self.check(set, query)?;
         let mut body = Vec::new();
         let read = Read {
             page: Page::first(1),
             count: false,
             seeking: None,
         };
-        let (found, _, _) = self.rows(source, &checked, read, &mut body).await?;
+        let (found, _, _) = self.rows(source, checked, read, &mut body).await?;
         if found == 0 {
             return Err(ODataError::not_found(format!(
                 "no such entity in {}",
@@ -123,10 +128,14 @@ impl<'m> Ctx<'m> {
         Ok(Reply::json(out))
     }
 
-    /// The plain-text count of `source` under `query`'s filter and search.
-    pub async fn count(&self, source: &Source<'m>, query: &Query) -> Result<Reply, ODataError> {
-        let checked = self.check(source.set, query)?;
-        let n = scalar(self.db, self.count_sql(source, &checked)?).await?;
+    /// The plain-text count of `source` under the checked query's filter
+    /// and search.
+    pub async fn count(
+        &self,
+        source: &Source<'m>,
+        checked: &Checked<'m, '_>,
+    ) -> Result<Reply, ODataError> {
+        let n = scalar(self.db, self.count_sql(source, checked)?).await?;
         let mut reply = Reply::json(n.to_string().into_bytes());
         reply.content_type = rocket::http::ContentType::Plain;
         Ok(reply)
@@ -163,12 +172,6 @@ impl<'m> Ctx<'m> {
             .target_of(nav)
             .ok_or_else(|| ODataError::not_found(format!("'{name}' leads nowhere")))?;
         Ok((target, nav.is_collection()))
-    }
-
-    /// `query` checked against `set` alone, before any statement runs: a
-    /// request whose options are wrong is 400 whatever the data.
-    pub fn validate(&self, set: &'m EntitySet, query: &Query) -> Result<(), ODataError> {
-        self.check(set, query).map(drop)
     }
 
     /// Where navigation `name` of the entity `key` of `set` leads: the

@@ -103,15 +103,15 @@ impl<'m> Ctx<'m> {
     pub async fn collection(
         &self,
         source: &Source<'m>,
+        checked: &Checked<'m, '_>,
         query: &Query,
     ) -> Result<Reply, ODataError> {
         let set = source.set;
-        let checked = self.check(set, query)?;
         let page = self.page.of(query);
         let mut body = Vec::with_capacity(256 + 128 * page.rows().min(1000) as usize);
         body.extend_from_slice(b"{\"@odata.context\":");
         write_str(&mut body, &self.context(&set.name, query, false));
-        let seeking = self.seeking(source, &checked, query, page)?;
+        let seeking = self.seeking(source, checked, query, page)?;
         let close = Close {
             page,
             origin: self.service.origin.clone(),
@@ -120,7 +120,7 @@ impl<'m> Ctx<'m> {
         };
         if page.rows() == 0 {
             if query.count {
-                let n = scalar(self.db, self.count_sql(source, &checked)?).await?;
+                let n = scalar(self.db, self.count_sql(source, checked)?).await?;
                 body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
             }
             body.extend_from_slice(VALUE_OPEN);
@@ -133,10 +133,10 @@ impl<'m> Ctx<'m> {
             seeking: seeking.as_ref(),
         };
         if checked.expand().is_empty() {
-            let plan = self.plan(source, &checked, read)?;
+            let plan = self.plan(source, checked, read)?;
             return stream(self.db.clone(), body, plan, close).await;
         }
-        let (delivered, more, token) = self.rows(source, &checked, read, &mut body).await?;
+        let (delivered, more, token) = self.rows(source, checked, read, &mut body).await?;
         close.write(&mut body, delivered, more, token);
         Ok(Reply::json(body))
     }

@@ -102,10 +102,11 @@ async fn aggregated(
         restriction: None,
         path: set.name.clone(),
     };
+    let checked = ctx.check(derived, &query)?;
     if path.count {
-        ctx.count(&source, &query).await
+        ctx.count(&source, &checked).await
     } else {
-        ctx.collection(&source, &query).await
+        ctx.collection(&source, &checked, &query).await
     }
 }
 
@@ -215,10 +216,11 @@ async fn resource(
                 restriction: None,
                 path: set.name.clone(),
             };
+            let checked = ctx.check(set, &query)?;
             if path.count {
-                ctx.count(&source, &query).await?
+                ctx.count(&source, &checked).await?
             } else {
-                ctx.collection(&source, &query).await?
+                ctx.collection(&source, &checked, &query).await?
             }
         }
         (Some(key), None) => {
@@ -227,7 +229,8 @@ async fn resource(
                 restriction: Some(ctx.key_restriction(set, key)?),
                 path: set.name.clone(),
             };
-            ctx.entity(&source, &query).await?
+            let checked = ctx.check(set, &query)?;
+            ctx.entity(&source, &checked, &query).await?
         }
         (Some(key), Some(nav)) => {
             // Access, the path and the options are settled before the parent
@@ -239,11 +242,11 @@ async fn resource(
                     "'{nav}' is a single entity; it has no $count"
                 )));
             }
-            ctx.validate(target, &query)?;
+            let checked = ctx.check(target, &query)?;
             match ctx.navigate(set, key, nav).await? {
-                (Some(source), true) if path.count => ctx.count(&source, &query).await?,
-                (Some(source), true) => ctx.collection(&source, &query).await?,
-                (Some(source), false) => ctx.entity(&source, &query).await?,
+                (Some(source), true) if path.count => ctx.count(&source, &checked).await?,
+                (Some(source), true) => ctx.collection(&source, &checked, &query).await?,
+                (Some(source), false) => ctx.entity(&source, &checked, &query).await?,
                 (None, _) => {
                     let mut reply = Reply::json(Vec::new());
                     reply.status = Status::NoContent;
