@@ -48,6 +48,18 @@ async fn sessions_with(client: &Client, cookies: &[(&str, &str)], language: &str
     request.dispatch().await.status()
 }
 
+/// A new browser that holds only a copy of the remember cookie `cookie`
+/// and is signed in by it (the record rotates to this browser's validator).
+async fn signed_in_by_a_copy(app: &TestApp, mailbox: &Mailbox, grace: u32, cookie: &str) -> Client {
+    let thief = browser(app, mailbox, grace).await;
+    assert_eq!(
+        sessions_with(&thief, &[(REMEMBER, cookie)], "en").await,
+        Status::Ok,
+        "the copy signs in"
+    );
+    thief
+}
+
 /// Subjects of the mails sent so far.
 fn subjects(mailbox: &Mailbox) -> Vec<String> {
     mailbox.mails().into_iter().map(|m| m.subject).collect()
@@ -68,12 +80,7 @@ async fn remembered(grace: u32) -> (TestApp, Mailbox, i64, String) {
 async fn a_copy_of_a_remember_cookie_dies_with_the_owners_password_change_or_end_others() {
     for change in ["password", "end-others"] {
         let (app, mailbox, _, cookie) = remembered(30).await;
-        let thief = browser(&app, &mailbox, 30).await;
-        assert_eq!(
-            sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await,
-            Status::Ok,
-            "{change}: the copy signs in"
-        );
+        let thief = signed_in_by_a_copy(&app, &mailbox, 30, &cookie).await;
         let (status, body) = change_credentials(&app.client, change).await;
         assert_eq!(status, Status::Ok, "{change}: {body}");
         assert_eq!(
@@ -106,11 +113,7 @@ async fn a_copy_of_a_remember_cookie_dies_with_the_owners_password_change_or_end
 #[rocket::async_test]
 async fn turning_two_factor_on_ends_the_sessions_a_copied_cookie_recalled() {
     let (app, mailbox, _, cookie) = remembered(30).await;
-    let thief = browser(&app, &mailbox, 30).await;
-    assert_eq!(
-        sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await,
-        Status::Ok
-    );
+    let thief = signed_in_by_a_copy(&app, &mailbox, 30, &cookie).await;
     let laptop = browser(&app, &mailbox, 30).await;
     assert_eq!(sign_in(&laptop, false).await.0, Status::Ok);
     enrol(&app.client).await;
@@ -142,11 +145,7 @@ async fn a_replaced_cookie_presented_after_the_grace_signs_both_browsers_out_and
         .map(|c| c.value().to_owned())
         .expect("a device cookie");
     // The thief recalls first: the record rotates to the thief's validator.
-    let thief = browser(&app, &mailbox, 0).await;
-    assert_eq!(
-        sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await,
-        Status::Ok
-    );
+    let thief = signed_in_by_a_copy(&app, &mailbox, 0, &cookie).await;
     // The owner's browser, after a restart, presents the replaced one.
     let owner_again = browser(&app, &mailbox, 0).await;
     assert_eq!(
@@ -241,11 +240,7 @@ async fn one_browsers_parallel_requests_with_the_same_cookie_within_the_grace_ar
 #[rocket::async_test]
 async fn the_replaced_cookie_from_another_browser_within_the_grace_is_theft() {
     let (app, mailbox, user_id, cookie) = remembered(30).await;
-    let thief = browser(&app, &mailbox, 30).await;
-    assert_eq!(
-        sessions_with(&thief, &[(REMEMBER, &cookie)], "en").await,
-        Status::Ok
-    );
+    let thief = signed_in_by_a_copy(&app, &mailbox, 30, &cookie).await;
     // Another browser (its own device cookie) presents the replaced one.
     let other = browser(&app, &mailbox, 30).await;
     let device = app
