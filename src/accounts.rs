@@ -12,7 +12,6 @@ use rocket::{Phase, Rocket};
 use secrecy::{ExposeSecret, SecretString};
 use time::OffsetDateTime;
 
-use crate::auth::two_factor::reopen_second_step_in;
 use crate::auth::users::{self, CreateUserError};
 use crate::auth::{passkeys, tokens, PasswordHasher};
 use crate::config::HashAlgorithm;
@@ -175,10 +174,7 @@ impl Accounts {
     ) -> Result<u64, AccountError> {
         let user = self.user(email).await?;
         let hash = self.hash(password, &[email.as_str(), &user.name]).await?;
-        let new_password = async |tx: &mut Tx| {
-            users::set_password_hash_in(tx, user.id, &hash).await?;
-            reopen_second_step_in(tx, user.id).await
-        };
+        let new_password = async |tx: &mut Tx| users::reset_password_in(tx, user.id, &hash).await;
         let ((), ended) = credential_change(&self.db, user.id, Ending::All, new_password).await?;
         self.emit(AuthEvent::PasswordChanged { user_id: user.id })
             .await;

@@ -103,11 +103,12 @@ pub async fn create(
     }
 }
 
-/// Replaces a user's password hash.
+/// Replaces a user's password hash (a rehash at sign-in: one statement).
 pub async fn set_password_hash(db: &Db, id: i64, password_hash: &str) -> Result<(), DbError> {
-    let mut tx = Tx::begin(db).await?;
-    set_password_hash_in(&mut tx, id, password_hash).await?;
-    tx.commit().await
+    let sql = set_password_sql(db.dialect());
+    db.execute(sqlx::query(&sql).bind(password_hash.to_owned()).bind(id))
+        .await?;
+    Ok(())
 }
 
 /// Replaces a user's password hash, in `tx`.
@@ -116,18 +117,27 @@ pub async fn set_password_hash_in(
     id: i64,
     password_hash: &str,
 ) -> Result<(), DbError> {
-    let d = tx.dialect();
+    let sql = set_password_sql(tx.dialect());
+    tx.execute(sqlx::query(&sql).bind(password_hash.to_owned()).bind(id))
+        .await?;
+    Ok(())
+}
+
+/// The statement that sets `password` (`$1`) of user `$2`.
+fn set_password_sql(d: crate::db::Dialect) -> String {
     let sql = format!(
         "UPDATE users SET password = $1, updated_at = {} WHERE id = $2",
         d.now_utc()
     );
-    tx.execute(
-        sqlx::query(&d.placeholders(&sql))
-            .bind(password_hash.to_owned())
-            .bind(id),
-    )
-    .await?;
-    Ok(())
+    d.placeholders(&sql).into_owned()
+}
+
+/// Sets a password chosen outside a signed-in session (a reset by mail,
+/// the command line), in `tx`: the new hash, and a second step that failures
+/// in a row closed opened again.
+pub async fn reset_password_in(tx: &mut Tx, id: i64, password_hash: &str) -> Result<(), DbError> {
+    set_password_hash_in(tx, id, password_hash).await?;
+    super::two_factor::reopen_second_step_in(tx, id).await
 }
 
 /// The user's current `remember_token`, if one is set.
@@ -153,23 +163,22 @@ pub async fn ensure_remember_token(db: &Db, id: i64) -> Result<String, DbError> 
     }
 }
 
+/// The statement that sets `remember_token` (`$1`) of user `$2`.
+const ROTATE_REMEMBER_TOKEN: &str = "UPDATE users SET remember_token = $1 WHERE id = $2";
+
 /// Replaces `remember_token` (Laravel's remember-me column).
 pub async fn rotate_remember_token(db: &Db, id: i64) -> Result<String, DbError> {
-    let mut tx = Tx::begin(db).await?;
-    let token = rotate_remember_token_in(&mut tx, id).await?;
-    tx.commit().await?;
+    let token = SecretToken::generate().expose().to_owned();
+    db.execute(db.query(ROTATE_REMEMBER_TOKEN).bind(token.clone()).bind(id))
+        .await?;
     Ok(token)
 }
 
 /// Replaces `remember_token`, in `tx`.
 pub async fn rotate_remember_token_in(tx: &mut Tx, id: i64) -> Result<String, DbError> {
     let token = SecretToken::generate().expose().to_owned();
-    tx.execute(
-        tx.query("UPDATE users SET remember_token = $1 WHERE id = $2")
-            .bind(token.clone())
-            .bind(id),
-    )
-    .await?;
+    tx.execute(tx.query(ROTATE_REMEMBER_TOKEN).bind(token.clone()).bind(id))
+        .await?;
     Ok(token)
 }
 

@@ -4,8 +4,7 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
-use super::posting::AccountRequest;
-use super::confirm::keep_remembered;
+use super::posting::{AccountRequest, Keeping};
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
 use crate::auth::users;
@@ -17,7 +16,7 @@ use crate::mail::mailbox;
 use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
 use crate::db::Tx;
-use crate::session::{credential_change, AuthUser, Ending, Session};
+use crate::session::{AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// Replaces the password after checking the current one, in one
@@ -35,7 +34,6 @@ pub async fn change_password(
         who: user,
         session,
         from,
-        jar,
         ..
     } = &caller;
     let language = caller.language;
@@ -52,12 +50,12 @@ pub async fn change_password(
             .hash(&SecretString::from(password.expose().to_owned()))
             .await
             .map_err(AuthError::Internal)?;
-        let new_password = async |tx: &mut Tx| users::set_password_hash_in(tx, user.id, &hash).await;
-        credential_change(&gh.db, user.id, Ending::All, new_password).await?;
         // This browser stays signed in, under an id minted now, with a new
         // remember cookie if it had one; every other is void.
-        session.sign_in(user.id);
-        keep_remembered(gh, jar, session, user.id).await?;
+        let new_password = async |tx: &mut Tx| users::set_password_hash_in(tx, user.id, &hash).await;
+        caller
+            .change_credentials(gh, Keeping::NoneButThisBrowser, new_password)
+            .await?;
         gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, from).await;
         send_password_changed(gh, language, &user.name, &user.email);
         if input.is_form() {

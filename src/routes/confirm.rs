@@ -2,7 +2,6 @@
 //! account: checked as a sign-in checks it ([`check_password`]), so a wrong
 //! one counts as a failed sign-in.
 
-use rocket::http::CookieJar;
 use secrecy::SecretString;
 
 use super::password_check::{check_password, Checked};
@@ -11,7 +10,7 @@ use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::Origin;
 use crate::security::ClientIp;
-use crate::session::{reissue_remembered, AuthUser, Session};
+use crate::session::AuthUser;
 use crate::state::GatehouseState;
 
 /// Reads the password field `field` of `input` and checks it is `user`'s.
@@ -40,18 +39,4 @@ pub async fn confirm_password(
             Err(AuthError::Validation(errors))
         }
     }
-}
-
-/// After a credential change committed (every remember cookie of the user
-/// void): this browser, if it had a remember cookie, gets a new one for its
-/// session, so that only a copy of the old one stops working.
-pub async fn keep_remembered(
-    gh: &GatehouseState,
-    jar: &CookieJar<'_>,
-    session: &Session,
-    user_id: i64,
-) -> Result<(), AuthError> {
-    let session_id = session.stored_id().unwrap_or_default();
-    reissue_remembered(jar, gh, user_id, &session_id).await?;
-    Ok(())
 }

@@ -76,7 +76,6 @@ pub async fn registration_options(
     let AccountRequest {
         who: user,
         session,
-        from: _,
         ..
     } = &caller;
     let input = body?;

@@ -4,7 +4,8 @@
 //! guest ([`GuestRequest`]: a signed-in browser is forwarded to the route's
 //! fallback), with its session, client, language and cookies — and the
 //! password asked again before a change to an account
-//! ([`AccountRequest::confirm_password`]).
+//! ([`AccountRequest::confirm_password`]) and the change itself, all or
+//! nothing ([`AccountRequest::change_credentials`]).
 
 use rocket::http::{CookieJar, Status};
 use rocket::outcome::try_outcome;
@@ -12,11 +13,12 @@ use rocket::request::{FromRequest, Outcome, Request};
 
 use super::confirm::confirm_password;
 use crate::body::Input;
+use crate::db::{DbError, Tx};
 use crate::error::AuthError;
 use crate::events::Origin;
 use crate::i18n::Language;
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::{AuthUser, Guest, Session};
+use crate::session::{credential_change, reissue_remembered, AuthUser, Ending, Guest, Session};
 use crate::state::GatehouseState;
 
 /// A same-origin request of `W` (the signed-in user, or a guest), and what
@@ -53,6 +55,52 @@ impl AccountRequest<'_> {
         field: &'static str,
     ) -> Result<(), AuthError> {
         confirm_password(gh, &self.who, self.client, &self.from, input, field).await
+    }
+}
+
+/// Which of the caller's sessions a change to how they sign in keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keeping {
+    /// None: every session ends, and this browser is signed in again
+    /// under a new id (a new password).
+    NoneButThisBrowser,
+    /// This session; every other ends ("end others").
+    ThisSession,
+    /// This session and the others the password signed in; those a
+    /// remember-me cookie recalled end (two-factor changes).
+    PasswordSessions,
+}
+
+impl AccountRequest<'_> {
+    /// Runs `change` in one transaction with what it ends (the sessions
+    /// `keeping` does not keep, every remember-me cookie of the caller,
+    /// every pending sign-in); then this browser, if it had a remember-me
+    /// cookie, gets a new one, so that only a copy of the old one stops
+    /// working. Answers what `change` answered and how many sessions ended.
+    pub async fn change_credentials<T, E>(
+        &self,
+        gh: &GatehouseState,
+        keeping: Keeping,
+        change: impl AsyncFnOnce(&mut Tx) -> Result<T, E>,
+    ) -> Result<(T, u64), AuthError>
+    where
+        E: From<DbError>,
+        AuthError: From<E>,
+    {
+        let user_id = self.who.id;
+        let own = self.session.stored_id().unwrap_or_default();
+        let ending = match keeping {
+            Keeping::NoneButThisBrowser => Ending::All,
+            Keeping::ThisSession => Ending::AllBut(&own),
+            Keeping::PasswordSessions => Ending::RecalledBut(&own),
+        };
+        let done = credential_change(&gh.db, user_id, ending, change).await?;
+        if keeping == Keeping::NoneButThisBrowser {
+            self.session.sign_in(user_id);
+        }
+        let session_id = self.session.stored_id().unwrap_or_default();
+        reissue_remembered(self.jar, gh, user_id, &session_id).await?;
+        Ok(done)
     }
 }
 

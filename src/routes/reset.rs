@@ -19,7 +19,6 @@ use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::Screen;
-use crate::auth::two_factor::reopen_second_step_in;
 use crate::db::Tx;
 use crate::session::{credential_change, Ending};
 use crate::state::GatehouseState;
@@ -139,8 +138,7 @@ async fn reset(
         if !broker::consume_in(tx, &form.email, &form.token).await? {
             return Err(AuthError::ResetFailed);
         }
-        users::set_password_hash_in(tx, user.id, &hash).await?;
-        reopen_second_step_in(tx, user.id).await?;
+        users::reset_password_in(tx, user.id, &hash).await?;
         Ok(())
     };
     credential_change(&gh.db, user.id, Ending::All, new_password).await?;

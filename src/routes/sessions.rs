@@ -7,8 +7,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::posting::AccountRequest;
-use super::confirm::keep_remembered;
+use super::posting::{AccountRequest, Keeping};
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
 use crate::error::AuthError;
@@ -16,7 +15,7 @@ use crate::events::AuthEvent;
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
 use crate::db::Tx;
-use crate::session::{credential_change, store, void_remembered_session, AuthUser, Ending, Session};
+use crate::session::{store, void_remembered_session, AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// The user's sessions as `{"value": [...]}`, most recently active first.
@@ -112,16 +111,15 @@ pub async fn end_others(
         who: user,
         session,
         from,
-        jar,
         ..
     } = &caller;
     let answer = async {
         let input = body?;
         caller.confirm_password(gh, &input, "password").await?;
-        let keep = session.stored_id().unwrap_or_default();
         let nothing = async |_: &mut Tx| Ok::<_, AuthError>(());
-        let ((), ended) = credential_change(&gh.db, user.id, Ending::AllBut(&keep), nothing).await?;
-        keep_remembered(gh, jar, session, user.id).await?;
+        let ((), ended) = caller
+            .change_credentials(gh, Keeping::ThisSession, nothing)
+            .await?;
         gh.events.emit(AuthEvent::SessionEnded {
             user_id: user.id,
             ended,

@@ -9,11 +9,10 @@ use rocket::{get, post, Responder, State};
 use serde_json::{json, Value};
 
 use super::posting::GuestRequest;
-use super::posting::AccountRequest;
+use super::posting::{AccountRequest, Keeping};
 use super::account;
 use super::ceremony::Ceremony;
 use super::passkeys;
-use super::confirm::keep_remembered;
 use super::sign_in::{finish, Completing, Proven};
 use super::notify::{notify, recipient};
 use super::pending;
@@ -32,7 +31,7 @@ use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
 use crate::security::SameOrigin;
 use crate::db::Tx;
-use crate::session::{credential_change, AuthUser, Ending, Guest, Session};
+use crate::session::{AuthUser, Guest, Session};
 use crate::state::GatehouseState;
 
 /// A JSON or redirect answer, or a page rendered in place (what must never
@@ -64,7 +63,6 @@ pub async fn enable(
     let AccountRequest {
         who: user,
         session,
-        from: _,
         ..
     } = &caller;
     let language = caller.language;
@@ -122,7 +120,6 @@ pub async fn confirm(
         who: user,
         session,
         from,
-        jar,
         ..
     } = &caller;
     let language = caller.language;
@@ -137,12 +134,10 @@ pub async fn confirm(
             Ok(code) => code,
             Err(failure) => return Err(told(gh, failure, user.id, from, language).await?),
         };
-        let own = session.stored_id().unwrap_or_default();
         let turn_on = async |tx: &mut Tx| gh.two_factor.activate(tx, code).await;
-        let (codes, _) = credential_change(&gh.db, user.id, Ending::RecalledBut(&own), turn_on)
-            .await
-            .map_err(AuthError::from)?;
-        keep_remembered(gh, jar, session, user.id).await?;
+        let (codes, _) = caller
+            .change_credentials(gh, Keeping::PasswordSessions, turn_on)
+            .await?;
         gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, from).await;
         notify(gh, recipient(user), language, &Notice::TwoFactorOn);
         shown_codes(gh, user, session, language, &input, "two_factor_enabled", &codes).await
@@ -194,20 +189,16 @@ pub async fn recovery_codes(
     let AccountRequest {
         who: user,
         session,
-        from: _,
-        jar,
         ..
     } = &caller;
     let language = caller.language;
     let answer = async {
         let input = body?;
         caller.confirm_password(gh, &input, "password").await?;
-        let own = session.stored_id().unwrap_or_default();
         let renew = async |tx: &mut Tx| gh.two_factor.new_recovery_codes_in(tx, user.id).await;
-        let (codes, _) = credential_change(&gh.db, user.id, Ending::RecalledBut(&own), renew)
-            .await
-            .map_err(AuthError::from)?;
-        keep_remembered(gh, jar, session, user.id).await?;
+        let (codes, _) = caller
+            .change_credentials(gh, Keeping::PasswordSessions, renew)
+            .await?;
         notify(gh, recipient(user), language, &Notice::RecoveryCodesRenewed);
         shown_codes(gh, user, session, language, &input, "recovery_codes_renewed", &codes).await
     }
@@ -255,19 +246,16 @@ pub async fn disable(
         who: user,
         session,
         from,
-        jar,
         ..
     } = &caller;
     let language = caller.language;
     let answer = async {
         let input = body?;
         caller.confirm_password(gh, &input, "password").await?;
-        let own = session.stored_id().unwrap_or_default();
         let turn_off = async |tx: &mut Tx| gh.two_factor.disable_in(tx, user.id).await;
-        credential_change(&gh.db, user.id, Ending::RecalledBut(&own), turn_off)
-            .await
-            .map_err(AuthError::from)?;
-        keep_remembered(gh, jar, session, user.id).await?;
+        caller
+            .change_credentials(gh, Keeping::PasswordSessions, turn_off)
+            .await?;
         gh.events.emit(AuthEvent::TwoFactorDisabled { user_id: user.id }, from).await;
         notify(gh, recipient(user), language, &Notice::TwoFactorOff);
         let body = json!({"message": "two_factor_disabled"});
