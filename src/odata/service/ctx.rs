@@ -1,12 +1,10 @@
-//! What one request's answer works with: the service, the database, the
-//! caller, the page and the caller's scopes ([`Ctx`]), and where rows come
-//! from ([`Source`]). Answering (`answer.rs`, `page.rs`) and `$expand`
-//! (`expansion.rs`) take a `Ctx`; its methods live with the answers, but
-//! for the context URL every answer writes.
+//! What one request's plan and answer work with: the service, the
+//! database, the caller, the page and the caller's scopes ([`Ctx`]), and
+//! where rows come from ([`Source`]).
 
 use super::values::Numbers;
 use super::Service;
-use crate::db::Db;
+use crate::db::{Db, Dialect};
 use crate::odata::fetch::Restriction;
 use crate::odata::model::EntitySet;
 use crate::odata::paging::Page;
@@ -42,6 +40,11 @@ pub struct Source<'m> {
 }
 
 impl Ctx<'_> {
+    /// The engine's dialect.
+    pub fn dialect(&self) -> Dialect {
+        self.db.dialect()
+    }
+
     /// The `@odata.context` of an answer over `set` under `query`:
     /// `<origin>/odata/$metadata#Set`, with the `$select` list as sent
     /// (`Set(a,b)`), and `/$entity` for one entity.

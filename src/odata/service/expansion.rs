@@ -1,10 +1,10 @@
-//! `$expand`: each navigation is loaded for a whole page of parents with one
-//! statement (`IN` over the parents' keys), nested levels likewise, and the
-//! results are appended to the parents' JSON objects. A to-many navigation is
-//! paged per parent (`$top`/`$skip` inside the expand cut the request's
-//! [`Page`] as the top level's options do), with `nav@odata.count` and
-//! `nav@odata.nextLink` where asked for and needed. The expansions come
-//! checked with the request's query: nothing here looks a name up.
+//! `$expand` carried out as its [`Follow`]s plan it: each navigation is
+//! loaded for a whole page of parents with one statement (`IN` over the
+//! parents' keys), nested levels likewise, and the results are appended to
+//! the parents' JSON objects. A to-many navigation is paged per parent
+//! (`$top`/`$skip` inside the expand cut the request's page as the top
+//! level's options do), with `nav@odata.count` and `nav@odata.nextLink`
+//! where asked for and needed.
 
 use std::collections::{HashMap, HashSet};
 
@@ -12,53 +12,18 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 
 use super::ctx::Ctx;
+use super::plan::{key_in_path, Follow};
 use super::reply::ODataError;
 use super::rows::run;
-use super::sinks::{CountSink, Entity, EntitySink, Layout};
+use super::sinks::{CountSink, Entity, EntitySink};
 use super::values::write_str;
-use crate::odata::check::Expansion;
-use crate::odata::fetch::{count_per_value, fetch_query, Fetch, Restriction};
-use crate::odata::model::{EdmType, EntitySet, NavigationKind};
-use crate::odata::paging::Page;
+use crate::odata::fetch::Restriction;
 use crate::odata::query::Literal;
 
-/// Refuses `expansions` into a set the caller may not read; answers the
-/// internal columns the parents' fetch must read for them (the to-one
-/// foreign keys, in order).
-pub fn admit(ctx: &Ctx<'_>, expansions: &[Expansion<'_, '_>]) -> Result<Vec<String>, ODataError> {
-    let mut internal = Vec::new();
-    for e in expansions {
-        if !e.target().readable_by(&ctx.caller) {
-            return Err(ODataError::unauthorized());
-        }
-        if let NavigationKind::ToOne { column } = &e.nav().kind {
-            internal.push(column.clone());
-        }
-    }
-    Ok(internal)
-}
-
-/// The types of `internal` columns: each to-one foreign key has its
-/// target's key type.
-pub fn internal_types(expansions: &[Expansion<'_, '_>]) -> Vec<EdmType> {
-    expansions
-        .iter()
-        .filter(|e| !e.nav().is_collection())
-        .map(|e| key_type(e.target()))
-        .collect()
-}
-
-/// The type of `set`'s key.
-pub fn key_type(set: &EntitySet) -> EdmType {
-    set.key_property().map_or(EdmType::Int64, |k| k.edm_type)
-}
-
-/// Loads every expansion for `parents` (entities of `set`) and appends it
-/// to their JSON.
-pub fn attach<'a, 'm: 'a, 'q: 'a>(
+/// Loads every follow-up for `parents` and appends it to their JSON.
+pub fn attach<'a, 'p: 'a, 'm: 'a, 'q: 'a>(
     ctx: &'a Ctx<'m>,
-    set: &'m EntitySet,
-    expansions: &'a [Expansion<'m, 'q>],
+    follows: Vec<Follow<'p, 'm, 'q>>,
     parents: &'a mut [Entity],
 ) -> BoxFuture<'a, Result<(), ODataError>> {
     async move {
@@ -66,11 +31,11 @@ pub fn attach<'a, 'm: 'a, 'q: 'a>(
             return Ok(());
         }
         let mut fk = 0;
-        for e in expansions {
-            if e.nav().is_collection() {
-                to_many(ctx, set, e, parents).await?;
+        for follow in follows {
+            if follow.per_parent.is_some() {
+                to_many(ctx, follow, parents).await?;
             } else {
-                to_one(ctx, e, fk, parents).await?;
+                to_one(ctx, follow, fk, parents).await?;
                 fk += 1;
             }
         }
@@ -79,47 +44,23 @@ pub fn attach<'a, 'm: 'a, 'q: 'a>(
     .boxed()
 }
 
-/// Loads the targets of `e` and the expansions nested under it: `page` of
-/// them in all, or (given the parents' key type) `page` of each parent's.
-async fn load<'m, 'q>(
+/// Loads the targets `restriction` admits, their own expansions attached.
+async fn load<'m>(
     ctx: &Ctx<'m>,
-    e: &Expansion<'m, 'q>,
+    follow: Follow<'_, 'm, '_>,
     restriction: &Restriction,
-    parent_type: Option<EdmType>,
-    page: Page,
-) -> Result<(Vec<Entity>, bool), ODataError> {
-    let per_value = parent_type.is_some();
-    let checked = e.checked();
-    let nested = checked.expand();
-    let internal = admit(ctx, nested)?;
-    let fetch = Fetch {
-        restriction: Some(restriction),
-        per_value,
-        internal,
-        page,
-        scopes: Some(&ctx.scopes),
-        count: false,
-    };
-    let sql = fetch_query(checked, &fetch, ctx.dialect())?;
-    let target = e.target();
-    let layout = Layout::new(
-        checked.selected(),
-        &target.key,
-        internal_types(nested),
-        parent_type,
-        ctx.numbers,
-    );
-    let sink = EntitySink::new(layout);
-    let limit = if per_value { u64::MAX } else { page.rows() };
-    let (sink, more) = run(ctx.db, sql, limit, sink).await?;
+) -> Result<Vec<Entity>, ODataError> {
+    let (sql, limit) = follow.statement(ctx, restriction)?;
+    let sink = EntitySink::new(follow.layout);
+    let (sink, _) = run(ctx.db, sql, limit, sink).await?;
     let mut children = sink.entities;
-    attach(ctx, target, nested, &mut children).await?;
-    Ok((children, more))
+    attach(ctx, follow.follows, &mut children).await?;
+    Ok(children)
 }
 
 async fn to_one(
     ctx: &Ctx<'_>,
-    e: &Expansion<'_, '_>,
+    follow: Follow<'_, '_, '_>,
     fk: usize,
     parents: &mut [Entity],
 ) -> Result<(), ODataError> {
@@ -129,20 +70,16 @@ async fn to_one(
         .filter_map(|p| p.internal.get(fk).cloned().flatten())
         .filter(|v| seen.insert(v.to_string()))
         .collect();
-    let restriction = Restriction {
-        column: ctx.key_column(e.target())?,
-        values,
-    };
-    // One target per distinct key, whatever `$top` or the page size say.
-    let page = Page::first(restriction.values.len() as u64);
-    let (targets, _) = load(ctx, e, &restriction, None, page).await?;
+    let name = &follow.expansion.nav().name;
+    let restriction = follow.restriction(values);
+    let targets = load(ctx, follow, &restriction).await?;
     let by_key: HashMap<String, Entity> = targets
         .into_iter()
         .map(|t| (t.key.to_string(), t))
         .collect();
     for parent in parents.iter_mut() {
         parent.json.push(b',');
-        write_str(&mut parent.json, &e.nav().name);
+        write_str(&mut parent.json, name);
         parent.json.push(b':');
         let target = parent.internal.get(fk).cloned().flatten();
         match target.and_then(|k| by_key.get(&k.to_string())) {
@@ -158,35 +95,36 @@ async fn to_one(
 
 async fn to_many(
     ctx: &Ctx<'_>,
-    set: &EntitySet,
-    e: &Expansion<'_, '_>,
+    follow: Follow<'_, '_, '_>,
     parents: &mut [Entity],
 ) -> Result<(), ODataError> {
-    let (nav, options) = (e.nav(), e.options());
-    let NavigationKind::ToMany { remote_column } = &nav.kind else {
+    let Some(per) = &follow.per_parent else {
         return Ok(());
     };
+    let (page, key_type) = (per.page, per.key_type);
+    let (nav, options, set) = (
+        follow.expansion.nav(),
+        follow.expansion.options(),
+        follow.parents,
+    );
     let mut seen = HashSet::new();
-    let restriction = Restriction {
-        column: remote_column.clone(),
-        values: parents
+    let restriction = follow.restriction(
+        parents
             .iter()
             .map(|p| p.key.clone())
             .filter(|k| seen.insert(k.to_string()))
             .collect(),
-    };
-    let page = ctx.page.of(options);
-    let parent_type = Some(key_type(set));
-    let (children, _) = load(ctx, e, &restriction, parent_type, page).await?;
+    );
+    let counting = follow.counting(ctx, &restriction)?;
+    let children = load(ctx, follow, &restriction).await?;
     let mut groups: HashMap<String, Vec<Entity>> = HashMap::new();
     for child in children {
         let parent = child.parent.clone().unwrap_or_default();
         groups.entry(parent).or_default().push(child);
     }
-    let counts = if options.count {
-        counts(ctx, set, e, &restriction).await?
-    } else {
-        HashMap::new()
+    let counts = match counting {
+        Some(sql) => counts(ctx, sql, key_type).await?,
+        None => HashMap::new(),
     };
     for parent in parents.iter_mut() {
         let key = parent.key.to_string();
@@ -209,12 +147,7 @@ async fn to_many(
             parent.json.push(b'}');
         }
         parent.json.push(b']');
-        let path = format!(
-            "{}({})/{}",
-            set.name,
-            ctx.key_in_path(&parent.key),
-            nav.name
-        );
+        let path = format!("{}({})/{}", set.name, key_in_path(&parent.key), nav.name);
         let delivered = group.len() as u64;
         if let Some(link) =
             page.next_link(&ctx.service.origin, &path, options, delivered, more, None)
@@ -228,16 +161,14 @@ async fn to_many(
     Ok(())
 }
 
+/// Each parent's count of targets, as `sql` reads them.
 async fn counts(
     ctx: &Ctx<'_>,
-    set: &EntitySet,
-    e: &Expansion<'_, '_>,
-    restriction: &Restriction,
+    sql: crate::odata::sql::Sql,
+    key_type: crate::odata::model::EdmType,
 ) -> Result<HashMap<String, i64>, ODataError> {
-    let sql = count_per_value(e.checked(), restriction, Some(&ctx.scopes), ctx.dialect())?;
-    let parent_type = key_type(set);
     let sink = CountSink {
-        key_type: Some(parent_type),
+        key_type: Some(key_type),
         counts: Vec::new(),
     };
     let (sink, _) = run(ctx.db, sql, u64::MAX, sink).await?;

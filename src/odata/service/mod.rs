@@ -16,6 +16,7 @@ mod expansion;
 mod number;
 mod page;
 mod path;
+mod plan;
 mod prefix;
 mod read;
 mod reply;

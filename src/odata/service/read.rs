@@ -8,8 +8,10 @@ use rocket::request::{FromRequest, Outcome};
 use rocket::Request;
 
 use super::access;
-use super::ctx::{Ctx, Source};
+use super::answer::run_plan;
+use super::ctx::Ctx;
 use super::path::{parse_resource, PathError, Resource, SetPath};
+use super::plan;
 use super::reply::{ODataError, Reply};
 use super::values::Numbers;
 use super::Service;
@@ -97,17 +99,9 @@ async fn aggregated(
         scopes: Scopes::for_caller(&model, &caller),
         numbers,
     };
-    let source = Source {
-        set: derived,
-        restriction: None,
-        path: set.name.clone(),
-    };
-    let checked = ctx.check(derived, &query)?;
-    if path.count {
-        ctx.count(&source, &checked).await
-    } else {
-        ctx.collection(&source, &checked, &query).await
-    }
+    let checked = plan::check(&ctx, derived, &query)?;
+    let plan = plan::request(&ctx, derived, path, &checked, &query)?;
+    run_plan(&ctx, plan).await
 }
 
 /// How Int64 and Decimal values are written, from the request's media types
@@ -181,7 +175,6 @@ async fn resource(
 ) -> Result<Reply, ODataError> {
     let service = incoming.service;
     let set = readable_set(service, &path.set, &caller)?;
-    let allowed = |set: &EntitySet| readable(set.readable_by(&caller));
     let query = parse_query(incoming.query)?;
     let pagination = &service.pagination;
     let page = Page::from_prefer(
@@ -209,52 +202,12 @@ async fn resource(
         scopes: Scopes::for_caller(&service.model, &caller),
         numbers,
     };
-    let mut reply = match (&path.key, &path.navigation) {
-        (None, _) => {
-            let source = Source {
-                set,
-                restriction: None,
-                path: set.name.clone(),
-            };
-            let checked = ctx.check(set, &query)?;
-            if path.count {
-                ctx.count(&source, &checked).await?
-            } else {
-                ctx.collection(&source, &checked, &query).await?
-            }
-        }
-        (Some(key), None) => {
-            let source = Source {
-                set,
-                restriction: Some(ctx.key_restriction(set, key)?),
-                path: set.name.clone(),
-            };
-            let checked = ctx.check(set, &query)?;
-            ctx.entity(&source, &checked, &query).await?
-        }
-        (Some(key), Some(nav)) => {
-            // Access, the path and the options are settled before the parent
-            // is looked up: a wrong request is refused whatever the data.
-            let (target, collection) = ctx.navigation_target(set, nav)?;
-            allowed(target)?;
-            if path.count && !collection {
-                return Err(ODataError::not_found(format!(
-                    "'{nav}' is a single entity; it has no $count"
-                )));
-            }
-            let checked = ctx.check(target, &query)?;
-            match ctx.navigate(set, key, nav).await? {
-                (Some(source), true) if path.count => ctx.count(&source, &checked).await?,
-                (Some(source), true) => ctx.collection(&source, &checked, &query).await?,
-                (Some(source), false) => ctx.entity(&source, &checked, &query).await?,
-                (None, _) => {
-                    let mut reply = Reply::json(Vec::new());
-                    reply.status = Status::NoContent;
-                    reply
-                }
-            }
-        }
-    };
+    // Access, the path and the options are settled before any statement
+    // runs: a wrong request is refused whatever the data.
+    let target = plan::target(&ctx, set, &path)?;
+    let checked = plan::check(&ctx, target, &query)?;
+    let plan = plan::request(&ctx, set, &path, &checked, &query)?;
+    let mut reply = run_plan(&ctx, plan).await?;
     reply.preference_applied = page.preference_applied();
     if numbers == Numbers::Ieee754Compatible {
         reply.say_ieee754_compatible();
