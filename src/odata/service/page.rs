@@ -143,7 +143,7 @@ impl<'m> Ctx<'m> {
 
     /// How a collection page of `source` under `query` is read by position:
     /// `None` for a collection whose next links carry no `$skiptoken` (a
-    /// navigation's, or one ordered by a value a token does not carry).
+    /// navigation's, or a derived set's).
     /// 400 for a `$skiptoken` such a collection was sent, or one that does
     /// not open.
     fn seeking(
@@ -160,8 +160,7 @@ impl<'m> Ctx<'m> {
         // A navigation's collection never seeks: its order is not asked
         // for; nor does a derived set's, whose rows no index holds.
         let types = match source.restriction {
-            None if source.set.derived.is_none() => Some(order_types(checked, self.dialect())?)
-                .filter(|types| types.iter().all(|t| SkipTokens::seekable(*t))),
+            None if source.set.derived.is_none() => Some(order_types(checked, self.dialect())?),
             _ => None,
         };
         let Some(types) = types else {
