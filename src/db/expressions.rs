@@ -293,6 +293,13 @@ impl Dialect {
         }
     }
 
+    /// Whether [`instant_column`](Self::instant_column) orders instants by
+    /// a normalised value rather than by the column as stored (SQLite, whose
+    /// stored spellings of one instant differ).
+    pub(crate) fn orders_instants_normalised(self) -> bool {
+        self == Self::Sqlite
+    }
+
     /// A placeholder bound as text, converted to the value it spells.
     pub(crate) fn text_param(self, placeholder: &str, value: TextValue) -> String {
         use TextValue::*;

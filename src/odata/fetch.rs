@@ -133,17 +133,28 @@ pub fn order_columns(
         checked,
         &order_terms(&mut w, checked)?,
         internal,
+        dialect,
     ))
 }
 
-/// See [`order_columns`].
-fn value_columns(checked: &Checked<'_, '_>, terms: &[OrderTerm], internal: usize) -> Vec<usize> {
+/// See [`order_columns`]. An instant that `dialect` orders by a normalised
+/// value rather than as stored (SQLite's text) gets a column of its own for
+/// that value even when selected: the token must carry what the order
+/// compares, not the spelling stored.
+fn value_columns(
+    checked: &Checked<'_, '_>,
+    terms: &[OrderTerm],
+    internal: usize,
+    dialect: Dialect,
+) -> Vec<usize> {
     let selected = checked.selected();
     let mut next = selected.len() + internal;
     terms
         .iter()
         .map(|term| {
-            let own = term.property.as_deref();
+            let as_stored =
+                term.edm != EdmType::DateTimeOffset || !dialect.orders_instants_normalised();
+            let own = term.property.as_deref().filter(|_| as_stored);
             match selected.iter().position(|p| Some(p.name.as_str()) == own) {
                 Some(column) => column,
                 None => {
@@ -192,7 +203,7 @@ fn build<'m>(
     if matches!(read, Read::At(_) | Read::Offset { order_values: true }) {
         // A value the page selects anyway is read from its own column.
         let first = columns.len();
-        let at = value_columns(checked, &terms, fetch.internal.len());
+        let at = value_columns(checked, &terms, fetch.internal.len(), dialect);
         for (i, (term, column)) in terms.iter().zip(at).enumerate() {
             if column >= first {
                 let value = dialect.output_value(&term.sql, term.edm.stored());

@@ -123,7 +123,7 @@ fn seek(w: &mut Writer<'_>, terms: &[OrderTerm], values: &[Literal]) -> String {
         .map(|(term, value)| {
             let placeholder = match value {
                 Literal::Null => None,
-                value => Some(w.literal(value).sql),
+                value => Some(w.order_value(value, term.edm)),
             };
             (term, placeholder)
         })

@@ -228,3 +228,131 @@ fn the_order_values_not_selected_are_read_too_past_an_offset_as_well() {
     );
     assert!(sql[0].text.contains("LIMIT 3 OFFSET 4"), "{}", sql[0].text);
 }
+
+#[test]
+fn after_an_instant_sqlite_compares_and_reads_its_normalised_text() {
+    let at = time::macros::datetime!(2024-03-01 09:30:00.25 UTC);
+    let after = Position::After(vec![Literal::DateTimeOffset(at), Literal::Int(8)]);
+    let sql = statements(
+        "$orderby=created desc&$select=created",
+        Some(&after),
+        Dialect::Sqlite,
+    );
+    assert_eq!(sql.len(), 1);
+    let created = r#"strftime('%Y-%m-%dT%H:%M:%f', "t0"."created")"#;
+    let bound = "strftime('%Y-%m-%dT%H:%M:%f', $1)";
+    assert!(
+        sql[0].text.contains(&format!(
+            "WHERE {created} <= {bound} AND ({created} < {bound} OR \"t0\".\"id\" < $2) \
+             ORDER BY {created} DESC, \"t0\".\"id\" DESC"
+        )),
+        "{}",
+        sql[0].text
+    );
+    // The selected column holds the stored spelling; the token takes the
+    // value the order compares, from a column of its own.
+    assert!(
+        sql[0].text.starts_with(&format!(
+            r#"SELECT "t0"."id" AS "id", +"t0"."created" AS "created", +{created} AS "__s0" FROM"#
+        )),
+        "{}",
+        sql[0].text
+    );
+    assert_eq!(
+        sql[0].binds[..2],
+        [
+            Bind::Text("2024-03-01 09:30:00.250000+00:00".into()),
+            Bind::Int(8)
+        ]
+    );
+}
+
+#[test]
+fn after_an_instant_the_servers_compare_to_the_microsecond() {
+    let at = time::macros::datetime!(2024-03-01 10:30:00.000001 +01:00);
+    let after = Position::After(vec![Literal::DateTimeOffset(at), Literal::Int(8)]);
+    let pg = statements(
+        "$orderby=created&$select=created",
+        Some(&after),
+        Dialect::Postgres,
+    );
+    assert!(
+        pg[0]
+            .text
+            .starts_with(r#"SELECT "t0"."id" AS "id", "t0"."created" AS "created" FROM"#),
+        "the selected column is the order's value: {}",
+        pg[0].text
+    );
+    assert!(
+        pg[0].text.contains(
+            r#"WHERE "t0"."created" >= CAST($1 AS TIMESTAMPTZ) AND ("t0"."created" > CAST($1 AS TIMESTAMPTZ) OR "t0"."id" > $2)"#
+        ),
+        "{}",
+        pg[0].text
+    );
+    assert_eq!(
+        pg[0].binds[0],
+        Bind::Text("2024-03-01 09:30:00.000001+00:00".into())
+    );
+    let my = statements(
+        "$orderby=created&$select=created",
+        Some(&after),
+        Dialect::MySql,
+    );
+    assert!(
+        my[0]
+            .text
+            .contains("WHERE `t0`.`created` >= CAST(? AS DATETIME(6))"),
+        "{}",
+        my[0].text
+    );
+    assert_eq!(
+        my[0].binds[0],
+        Bind::Text("2024-03-01 09:30:00.000001".into())
+    );
+}
+
+#[test]
+fn after_a_time_of_day_its_text_is_bound_as_read() {
+    let after = Position::After(vec![
+        Literal::String("08:30:00.500".into()),
+        Literal::Int(8),
+    ]);
+    let sqlite = statements(
+        "$orderby=wakes&$select=wakes",
+        Some(&after),
+        Dialect::Sqlite,
+    );
+    assert_eq!(sqlite.len(), 1, "after a value, no nulls follow ascending");
+    assert!(
+        sqlite[0].text.contains(
+            r#"WHERE "t0"."wakes" IS NOT NULL AND "t0"."wakes" >= $1 AND ("t0"."wakes" > $1 OR "t0"."id" > $2)"#
+        ),
+        "{}",
+        sqlite[0].text
+    );
+    assert_eq!(sqlite[0].binds[0], Bind::Text("08:30:00.500".into()));
+    let pg = statements("$orderby=wakes desc", Some(&after), Dialect::Postgres);
+    assert_eq!(pg.len(), 2, "the rest of the values, then the nulls");
+    assert!(
+        pg[0].text.contains(
+            r#""t0"."wakes" IS NOT NULL AND "t0"."wakes" <= CAST($1 AS TIME) AND ("t0"."wakes" < CAST($1 AS TIME) OR "t0"."id" < $2)"#
+        ),
+        "{}",
+        pg[0].text
+    );
+    let my = statements("$orderby=wakes", Some(&after), Dialect::MySql);
+    assert!(
+        my[0].text.contains("`t0`.`wakes` > CAST(? AS TIME(6))"),
+        "{}",
+        my[0].text
+    );
+    assert_eq!(
+        my[0].binds[..3],
+        [
+            Bind::Text("08:30:00.500".into()),
+            Bind::Text("08:30:00.500".into()),
+            Bind::Int(8)
+        ]
+    );
+}

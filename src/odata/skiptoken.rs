@@ -28,6 +28,8 @@ use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
+use time::format_description::well_known::Rfc3339;
+use time::{OffsetDateTime, UtcOffset};
 
 use super::model::EdmType;
 use super::query::{Guid, Literal, Query};
@@ -77,22 +79,6 @@ impl SkipTokens {
             }
         }
         binding
-    }
-
-    /// Whether a value of `edm` can be carried in a token and compared
-    /// again exactly: not instants, times or binary values, which engines
-    /// read back in forms that are not always what they compare.
-    pub fn seekable(edm: EdmType) -> bool {
-        edm.is_integer()
-            || matches!(
-                edm,
-                EdmType::Boolean
-                    | EdmType::String
-                    | EdmType::Guid
-                    | EdmType::Decimal
-                    | EdmType::Double
-                    | EdmType::Date
-            )
     }
 
     /// The token for the row with `values` (of `types`) under `binding`;
@@ -173,7 +159,10 @@ impl SkipTokens {
     }
 }
 
-/// A value as a token writes it: null, a boolean, an integer, or text.
+/// A value as a token writes it: null, a boolean, an integer, or text. An
+/// instant is written in RFC 3339 (UTC, `Z`) with every digit of its
+/// fraction; a time of day as the text the row's column was read as, which
+/// is what SQLite compares.
 fn encode(value: &Literal, edm: EdmType) -> Option<Value> {
     Some(match (value, edm) {
         (Literal::Null, _) => Value::Null,
@@ -188,6 +177,10 @@ fn encode(value: &Literal, edm: EdmType) -> Option<Value> {
         (Literal::Guid(_), EdmType::Guid) | (Literal::Date(_), EdmType::Date) => {
             Value::String(value.to_string())
         }
+        (Literal::DateTimeOffset(t), EdmType::DateTimeOffset) => {
+            Value::String(Literal::DateTimeOffset(t.to_offset(UtcOffset::UTC)).to_string())
+        }
+        (Literal::String(s), EdmType::TimeOfDay) if is_clock(s) => Value::String(s.clone()),
         _ => return None,
     })
 }
@@ -210,8 +203,33 @@ fn decode(value: &Value, edm: EdmType) -> Option<Literal> {
             let format = time::macros::format_description!("[year]-[month]-[day]");
             Literal::Date(time::Date::parse(s, format).ok()?)
         }
+        (Value::String(s), EdmType::DateTimeOffset) if s.ends_with('Z') => {
+            Literal::DateTimeOffset(OffsetDateTime::parse(s, &Rfc3339).ok()?)
+        }
+        (Value::String(s), EdmType::TimeOfDay) if is_clock(s) => Literal::String(s.clone()),
         _ => return None,
     })
+}
+
+/// Whether `s` is a time of day as an engine writes one: hours (up to three
+/// digits, after a `-` for MySQL's negative times), `:` and minutes, then
+/// optionally `:` and seconds with a fraction of up to nine digits.
+fn is_clock(s: &str) -> bool {
+    let s = s.strip_prefix('-').unwrap_or(s);
+    let digits = |part: &str, counts: std::ops::RangeInclusive<usize>| {
+        counts.contains(&part.len()) && part.bytes().all(|b| b.is_ascii_digit())
+    };
+    let (clock, fraction) = match s.split_once('.') {
+        Some((clock, fraction)) => (clock, Some(fraction)),
+        None => (s, None),
+    };
+    let parts: Vec<&str> = clock.split(':').collect();
+    let shape = match parts.as_slice() {
+        [h, m] => fraction.is_none() && digits(h, 1..=3) && digits(m, 2..=2),
+        [h, m, s] => digits(h, 1..=3) && digits(m, 2..=2) && digits(s, 2..=2),
+        _ => false,
+    };
+    shape && fraction.is_none_or(|f| digits(f, 1..=9))
 }
 
 /// Whether `s` is a decimal numeral: digits, at most one point, an optional

@@ -388,6 +388,19 @@ impl<'m> Writer<'m> {
         Frag::new(sql, ty, false)
     }
 
+    /// A value a `$skiptoken` carries for an order term of type `edm`, bound
+    /// as the term compares: a time of day, carried as the text it was read
+    /// as, converted where the engine holds times as times; anything else
+    /// as [`literal`](Self::literal) binds it.
+    pub fn order_value(&mut self, value: &Literal, edm: EdmType) -> String {
+        match (value, edm) {
+            (Literal::String(text), EdmType::TimeOfDay) => {
+                self.text(Bind::Text(text.clone()), TextValue::TimeOfDay)
+            }
+            _ => self.literal(value).sql,
+        }
+    }
+
     fn text(&mut self, value: Bind, kind: TextValue) -> String {
         let placeholder = self.bind(value);
         self.dialect.text_param(&placeholder, kind)

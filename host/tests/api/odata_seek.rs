@@ -1,16 +1,19 @@
 //! Next links that seek (DESIGN.md, "OData reads at any size"): a next link
 //! carries a signed `$skiptoken` beside `$skip`; following the links reads
 //! exactly what one unpaged read does, in every order (nullable and
-//! non-unique columns both ways, text of either collation, `$select`,
+//! non-unique columns both ways, text of either collation, instants and
+//! times of day to the microsecond, `$select`,
 //! `$search`, `$expand`); a client copying only `$skip` gets the same
 //! pages; the token decides the position, and `$select`, `$top` and the
 //! page size may change between pages; a token altered, made for another
 //! query, sent to a collection whose links carry none, or malformed is 400
 //! with target `$skiptoken`.
 
+use gatehouse::db::{Db, Dialect};
+use rocket::figment::providers::{Format, Toml};
 use rocket::http::Status;
 
-use crate::helpers::{TestApp, BASE_URL};
+use crate::helpers::{spawn_host_at, TestApp, TestDb, BASE_URL};
 use crate::odata_fixture::{all_ids, odata_target, spawn_fixture, Answer, THINGS};
 
 /// Orders and options whose walks are compared with one unpaged read.
@@ -31,7 +34,14 @@ const SHAPES: &[&str] = &[
     "Things?$expand=category&$orderby=colour_code desc",
     "Things?$orderby=id desc",
     "Things?$orderby=qty desc,ratio&$select=name&$count=true",
+    "Things?$orderby=seen_at desc",
+    "Things?$orderby=seen_at&$select=seen_at",
+    "Things?$orderby=opens desc&$select=opens",
+    "Things?$orderby=opens,seen_at desc",
 ];
+
+/// More pages than any walk here reads.
+const MOST_PAGES: usize = 64;
 
 fn prefer(n: usize) -> (&'static str, String) {
     ("Prefer", format!("odata.maxpagesize={n}"))
@@ -50,7 +60,7 @@ async fn walk(
     let mut page = app.get_uri(uri, &headers).await;
     let (mut ids, mut links) = (page.ids(), Vec::new());
     while let Some(next) = page.next_link() {
-        assert!(links.len() <= THINGS.len(), "too many pages from {uri}");
+        assert!(links.len() <= MOST_PAGES, "too many pages from {uri}");
         let next = link(&next);
         page = app.follow(&next, &headers).await;
         ids.extend(page.ids());
@@ -214,19 +224,233 @@ async fn tokens_altered_foreign_misplaced_or_malformed_are_refused() {
 }
 
 #[rocket::async_test]
-async fn navigation_collections_and_orders_a_token_cannot_carry_page_by_skip() {
+async fn navigation_collections_page_by_skip() {
     let app = spawn_fixture().await;
-    for target in ["Categories(1)/items", "Things?$orderby=seen_at desc"] {
-        let answer = app
-            .odata_with(target, &[("Prefer", "odata.maxpagesize=1")])
-            .await;
-        let link = answer
-            .next_link()
-            .unwrap_or_else(|| panic!("{target}: a next link"));
-        assert!(!link.contains("$skiptoken"), "{link}");
-        let next: Answer = app
-            .follow(&link, &[("Prefer", "odata.maxpagesize=1")])
-            .await;
-        assert_eq!(next.ids().len(), 1, "{target}");
+    let target = "Categories(1)/items";
+    let answer = app
+        .odata_with(target, &[("Prefer", "odata.maxpagesize=1")])
+        .await;
+    let link = answer
+        .next_link()
+        .unwrap_or_else(|| panic!("{target}: a next link"));
+    assert!(!link.contains("$skiptoken"), "{link}");
+    let next: Answer = app
+        .follow(&link, &[("Prefer", "odata.maxpagesize=1")])
+        .await;
+    assert_eq!(next.ids().len(), 1, "{target}");
+}
+
+/// One row of `moments`: an instant and a time of day, each as the servers
+/// hold it (UTC, to the microsecond) and as SQLite stores it.
+struct Moment {
+    id: i64,
+    /// `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
+    at: Option<&'static str>,
+    at_stored: Option<&'static str>,
+    /// `HH:MM:SS.ffffff`.
+    clock: Option<&'static str>,
+    clock_stored: Option<&'static str>,
+}
+
+/// Ties in every engine, instants one microsecond apart, one instant in
+/// several spellings and offsets, one time in several spellings, nulls.
+/// Rows that SQLite cannot tell apart (instants within one millisecond,
+/// which it orders by) or orders by their stored text (times) come in the
+/// order of their keys, so that one order holds on every engine.
+const MOMENTS: &[Moment] = &[
+    Moment {
+        id: 1,
+        at: Some("2024-03-01T09:30:00.000000Z"),
+        at_stored: Some("2024-03-01T09:30:00Z"),
+        clock: Some("08:30:00.000000"),
+        clock_stored: Some("08:30:00"),
+    },
+    Moment {
+        id: 2,
+        at: Some("2024-03-01T09:30:00.000000Z"),
+        at_stored: Some("2024-03-01 10:30:00+01:00"),
+        clock: Some("08:30:00.000000"),
+        clock_stored: Some("08:30:00"),
+    },
+    Moment {
+        id: 3,
+        at: Some("2024-03-01T09:30:00.000001Z"),
+        at_stored: Some("2024-03-01 09:30:00.000001"),
+        clock: Some("08:30:00.000001"),
+        clock_stored: Some("08:30:00.000001"),
+    },
+    Moment {
+        id: 4,
+        at: None,
+        at_stored: None,
+        clock: Some("12:00:00.500000"),
+        clock_stored: Some("12:00:00.5"),
+    },
+    Moment {
+        id: 5,
+        at: Some("2024-03-01T09:30:00.500000Z"),
+        at_stored: Some("2024-03-01T09:30:00.500Z"),
+        clock: Some("12:00:00.500000"),
+        clock_stored: Some("12:00:00.500"),
+    },
+    Moment {
+        id: 6,
+        at: Some("2024-03-01T09:30:00.500000Z"),
+        at_stored: Some("2024-03-01 04:00:00.5-05:30"),
+        clock: None,
+        clock_stored: None,
+    },
+    Moment {
+        id: 7,
+        at: Some("2024-03-01T09:30:00.999999Z"),
+        at_stored: Some("2024-03-01 09:30:00.999999"),
+        clock: Some("23:59:59.999999"),
+        clock_stored: Some("23:59:59.999999"),
+    },
+    Moment {
+        id: 8,
+        at: Some("2024-03-01T09:30:01.000000Z"),
+        at_stored: Some("2024-03-01T09:30:01Z"),
+        clock: Some("00:00:00.000000"),
+        clock_stored: Some("00:00:00"),
+    },
+    Moment {
+        id: 9,
+        at: None,
+        at_stored: None,
+        clock: Some("08:30:00.000000"),
+        clock_stored: Some("08:30:00.0"),
+    },
+    Moment {
+        id: 10,
+        at: Some("2023-12-31T23:59:59.999999Z"),
+        at_stored: Some("2024-01-01 01:29:59.999999+01:30"),
+        clock: None,
+        clock_stored: None,
+    },
+    Moment {
+        id: 11,
+        at: Some("2024-03-01T09:30:00.000002Z"),
+        at_stored: Some("2024-03-01 09:30:00.000002"),
+        clock: Some("08:30:00.000002"),
+        clock_stored: Some("08:30:00.000002"),
+    },
+];
+
+/// The reference host exposing `moments` as the public set `Moments`.
+async fn spawn_moments() -> TestApp {
+    let database = TestDb::new().await;
+    let db = Db::connect(&database.url).await.expect("test database");
+    let dialect = db.dialect();
+    let table = match dialect {
+        Dialect::Postgres => {
+            "CREATE TABLE moments (id BIGINT PRIMARY KEY, at TIMESTAMPTZ, clock TIME)"
+        }
+        Dialect::MySql => {
+            "CREATE TABLE moments (id BIGINT PRIMARY KEY, at DATETIME(6), clock TIME(6))"
+        }
+        Dialect::Sqlite => "CREATE TABLE moments (id INTEGER PRIMARY KEY, at DATETIME, clock TIME)",
+    };
+    db.execute(db.query(table)).await.expect("create moments");
+    let text = |s: Option<&str>| s.map_or("NULL".to_owned(), |s| format!("'{s}'"));
+    for m in MOMENTS {
+        let (at, clock) = match dialect {
+            Dialect::Postgres => (m.at.map(str::to_owned), m.clock),
+            // DATETIME holds UTC without a zone.
+            Dialect::MySql => (
+                m.at.map(|s| s.trim_end_matches('Z').replace('T', " ")),
+                m.clock,
+            ),
+            Dialect::Sqlite => (m.at_stored.map(str::to_owned), m.clock_stored),
+        };
+        let sql = format!(
+            "INSERT INTO moments (id, at, clock) VALUES ({}, {}, {})",
+            m.id,
+            text(at.as_deref()),
+            text(clock)
+        );
+        db.execute(sqlx::query(&sql))
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    db.pool().close().await;
+    spawn_host_at(database, |figment| {
+        let sets = Toml::string("[odata.sets.Moments]\ntable = \"moments\"\npublic = true\n");
+        gatehouse_host::rocket(figment.merge(sets))
+    })
+    .await
+}
+
+/// The ids of [`MOMENTS`] in OData's order of one property (its spelling
+/// on the servers, which sorts as its value), nulls lowest, ties by key in
+/// the term's direction.
+fn moments_by(value: impl Fn(&Moment) -> Option<&'static str>, descending: bool) -> Vec<i64> {
+    let mut rows: Vec<&Moment> = MOMENTS.iter().collect();
+    rows.sort_by(|a, b| {
+        let order = value(a).cmp(&value(b)).then(a.id.cmp(&b.id));
+        if descending {
+            order.reverse()
+        } else {
+            order
+        }
+    });
+    rows.iter().map(|m| m.id).collect()
+}
+
+#[rocket::async_test]
+async fn instants_and_times_of_day_seek_to_the_microsecond_through_ties_and_nulls() {
+    let app = spawn_moments().await;
+    let at = |m: &Moment| m.at;
+    let clock = |m: &Moment| m.clock;
+    let walks: [(&str, Vec<i64>); 6] = [
+        ("Moments?$orderby=at", moments_by(at, false)),
+        ("Moments?$orderby=at desc&$select=at", moments_by(at, true)),
+        (
+            "Moments?$orderby=at&$select=id,at&$count=true",
+            moments_by(at, false),
+        ),
+        ("Moments?$orderby=clock", moments_by(clock, false)),
+        (
+            "Moments?$orderby=clock desc&$select=clock",
+            moments_by(clock, true),
+        ),
+        (
+            "Moments?$orderby=clock&$select=id",
+            moments_by(clock, false),
+        ),
+    ];
+    assert_eq!(
+        walks[0].1,
+        [4, 9, 10, 1, 2, 3, 11, 5, 6, 7, 8],
+        "the order the rows are made for"
+    );
+    let every: Vec<i64> = MOMENTS.iter().map(|m| m.id).collect();
+    for (shape, expected) in &walks {
+        let mut once = expected.clone();
+        once.sort_unstable();
+        assert_eq!(once, every, "{shape}: each row once");
+        let uri = odata_target(shape);
+        let whole = app
+            .get_uri(&uri, &[("Prefer", "odata.maxpagesize=1000")])
+            .await
+            .ids();
+        assert_eq!(&whole, expected, "{shape}, unpaged");
+        for size in 1..=4 {
+            let (ids, links) = walk(&app, &uri, size, str::to_owned).await;
+            assert_eq!(&ids, expected, "{shape}, pages of {size}");
+            assert_eq!(
+                links.len(),
+                (MOMENTS.len() - 1) / size,
+                "{shape}, pages of {size}"
+            );
+            for link in &links {
+                assert!(!token_of(link).is_empty(), "{link}");
+            }
+            let (ids, _) = walk(&app, &uri, size, skip_only).await;
+            assert_eq!(
+                &ids, expected,
+                "{shape}, pages of {size}, copying only $skip"
+            );
+        }
     }
 }

@@ -426,8 +426,8 @@ struct Seeking {
 
 /// How a collection page of `source` under `query` is read by position:
 /// `None` for a collection whose next links carry no `$skiptoken` (a
-/// navigation's, or one ordered by a value a token does not carry). 400 for
-/// a `$skiptoken` such a collection was sent, or one that does not open.
+/// navigation's, or a derived set's). 400 for a `$skiptoken` such a
+/// collection was sent, or one that does not open.
 fn seeking(
     ctx: &Ctx<'_>,
     source: &Source<'_>,
@@ -442,8 +442,7 @@ fn seeking(
     // A navigation's collection never seeks: its order is not asked for;
     // nor does a derived set's, whose rows no index holds.
     let types = match source.restriction {
-        None if source.set.derived.is_none() => Some(order_types(checked, ctx.dialect())?)
-            .filter(|types| types.iter().all(|t| SkipTokens::seekable(*t))),
+        None if source.set.derived.is_none() => Some(order_types(checked, ctx.dialect())?),
         _ => None,
     };
     let Some(types) = types else {

@@ -389,6 +389,14 @@ pub fn key_literal(cell: Cell<'_>, edm: EdmType) -> Option<Literal> {
 
 /// A cell as the literal a `$skiptoken` carries for an order value of type
 /// `edm` (null too); `None` for a value it does not carry.
+///
+/// An instant becomes the instant its text spells: PostgreSQL and MySQL
+/// compare theirs to the microsecond, which the bound value keeps, and
+/// SQLite orders by its normalised text, which a page reads for the token
+/// and which spells the same text again. A time of day stays the text it
+/// was read as, which SQLite compares as it is stored and the others
+/// convert back to the same time: any other spelling of it could sort on
+/// the other side of the row it names in SQLite.
 pub fn order_literal(cell: Cell<'_>, edm: EdmType) -> Option<Literal> {
     use EdmType as E;
     Some(match (cell, edm) {
@@ -409,6 +417,8 @@ pub fn order_literal(cell: Cell<'_>, edm: EdmType) -> Option<Literal> {
         (Cell::Text(t), E::Date) => {
             Literal::Date(Date::parse(t, format_description!("[year]-[month]-[day]")).ok()?)
         }
+        (Cell::Text(t), E::DateTimeOffset) => Literal::DateTimeOffset(instant(t)?),
+        (Cell::Text(t), E::TimeOfDay) => Literal::String(t.to_owned()),
         _ => return None,
     })
 }
@@ -589,6 +599,79 @@ mod tests {
             "1e+", "+1", "-01", "0x1", "1.e5", "Infinity",
         ] {
             assert!(!is_json_number(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn instants_and_times_become_what_a_token_carries() {
+        let at = |text: &str| order_literal(Cell::Text(text), EdmType::DateTimeOffset);
+        let micro = time::macros::datetime!(2024-03-01 09:30:00.000001 UTC);
+        for text in [
+            "2024-03-01 09:30:00.000001+00",
+            "2024-03-01 09:30:00.000001",
+            "2024-03-01T09:30:00.000001Z",
+        ] {
+            assert_eq!(at(text), Some(Literal::DateTimeOffset(micro)), "{text}");
+        }
+        for none in [
+            "infinity",
+            "-infinity",
+            "0044-03-15 12:00:00+00 BC",
+            "0000-00-00 00:00:00",
+        ] {
+            assert_eq!(at(none), None, "{none}");
+        }
+        assert_eq!(
+            order_literal(Cell::Null, EdmType::DateTimeOffset),
+            Some(Literal::Null)
+        );
+        for text in ["08:30:00", "08:30:00.500", "24:00:00", "-838:59:59.000000"] {
+            assert_eq!(
+                order_literal(Cell::Text(text), EdmType::TimeOfDay),
+                Some(Literal::String(text.to_owned()))
+            );
+        }
+        assert_eq!(order_literal(Cell::Int(830), EdmType::TimeOfDay), None);
+    }
+
+    /// SQLite orders instants by `strftime` of the stored text; a page reads
+    /// that value for the token, and the token's instant, bound as a
+    /// literal, must come out of the same `strftime` as the same text, or
+    /// the row it names would land on either side of itself.
+    #[test]
+    fn an_instant_sqlite_orders_by_spells_the_same_value_again() {
+        use crate::db::Dialect;
+        let db = rusqlite::Connection::open_in_memory().expect("opens");
+        let normalised = |text: &str| -> Option<String> {
+            let sql = format!("SELECT {}", Dialect::Sqlite.instant_column("?1"));
+            db.query_row(&sql, [text], |row| row.get(0)).expect("runs")
+        };
+        for stored in [
+            "2024-03-01T09:30:00Z",
+            "2024-03-01 09:30:00",
+            "2024-03-01T10:30:00+01:00",
+            "2024-03-01 09:30",
+            "2024-03-01 09:30:00.000001",
+            "2024-03-01 09:30:00.123456",
+            "2024-03-01 09:30:00.1234999",
+            "2024-03-01 09:30:00.9995",
+            "2024-03-01 09:30:59.999999",
+            "2024-02-29T23:59:59.999-05:30",
+            "1999-12-31 23:59:59.5",
+            "0001-01-01 00:00:00",
+        ] {
+            let read = normalised(stored).expect("an instant");
+            let Some(Literal::DateTimeOffset(t)) =
+                order_literal(Cell::Text(&read), EdmType::DateTimeOffset)
+            else {
+                panic!("{stored}: {read} is no instant");
+            };
+            let bound = Dialect::Sqlite.instant_text(t);
+            assert_eq!(
+                normalised(&bound).as_deref(),
+                Some(read.as_str()),
+                "{stored}"
+            );
         }
     }
 
