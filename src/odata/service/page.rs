@@ -16,7 +16,7 @@ use super::reply::{Chunk, ODataError, Reply, Rest};
 use super::rows::{run_page, scalar, InlineCount, OrderValues, PageRead};
 use super::sinks::{BodySink, EntitySink, Layout, VALUE_OPEN};
 use super::values::write_str;
-use crate::db::Db;
+use crate::db::Readers;
 use crate::odata::check::Checked;
 use crate::odata::fetch::{fetch_query, order_columns, order_types, seek_statements, Fetch};
 use crate::odata::model::EdmType;
@@ -335,7 +335,7 @@ const PIECES_AHEAD: usize = 2;
 /// that fails at once is answered with its error; a page that is read
 /// before then goes out whole. The rest follows as the rows are read; a
 /// client that goes away stops the read.
-async fn stream(db: Db, head: Vec<u8>, plan: Plan, close: Close) -> Result<Reply, ODataError> {
+async fn stream(db: Readers, head: Vec<u8>, plan: Plan, close: Close) -> Result<Reply, ODataError> {
     let (to, from) = flume::bounded::<Chunk>(PIECES_AHEAD);
     let Plan {
         read,
