@@ -17,7 +17,7 @@
 //! ([`Layout`]), still without HTTP.
 //!
 //! On PostgreSQL and MariaDB it runs them through the service's own bulk
-//! reads (`Db::connect` with the service's default read limits, and the
+//! readers (`Readers::open` with the service's default read limits, and the
 //! rows handed to a sink as the service hands them): without `--json` the
 //! sink takes each row as the native driver delivers it and reads none of
 //! its columns, which is what the driver alone costs; with `--json` each
@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gatehouse::db::{bind_numbered, Db, Dialect, ReadError, ReadLimits, SqliteReader};
+use gatehouse::db::{bind_numbered, Db, Dialect, ReadError, ReadLimits, Readers, SqliteReader};
 use gatehouse::odata::{
     check_query, parse_query, run_rows, seek_statements, Bind, BodySink, Caller, Cells, EdmType,
     EntitySet, Fetch, Layout, Model, Numbers, ODataError, Page, Position, Property, Scopes, Sink,
@@ -186,7 +186,7 @@ impl Sink for Delivered {
 
 /// Runs one request's statement through the service's bulk reads on a
 /// server engine; answers the rows delivered (without the probe row).
-async fn run_server(db: &Db, plan: &Plan) -> Result<u64, ODataError> {
+async fn run_server(db: &Readers, plan: &Plan) -> Result<u64, ODataError> {
     let page = plan.page.clone();
     match &plan.json {
         Some(layout) => {
@@ -303,9 +303,8 @@ fn rewrite(text: &str, dialect: Dialect, with: impl Fn(usize) -> String) -> Stri
 /// Measures each plan on a server engine through the service's bulk reads.
 async fn measure_server_plans(url: &str, plans: &[Arc<Plan>], seconds: f64) -> Result<(), String> {
     let failed = |e: ODataError| e.message;
-    let db = Db::connect_with(url, ReadLimits::default())
-        .await
-        .map_err(|e| e.to_string())?;
+    let pool = Db::connect(url).await.map_err(|e| e.to_string())?;
+    let db = Readers::open(&pool, ReadLimits::default()).map_err(|e| e.to_string())?;
     for plan in plans {
         let rows = run_server(&db, plan).await.map_err(failed)?;
         let once = {

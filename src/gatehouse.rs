@@ -17,7 +17,7 @@ use crate::auth::reset::requests::ResetRequests;
 use crate::auth::two_factor::{self, TwoFactor};
 use crate::auth::{PasswordHasher, Throttles};
 use crate::config::Settings;
-use crate::db::{Db, ReadLimits};
+use crate::db::{Db, Readers};
 
 use crate::events::{AuthEventListener, Events};
 use crate::host_routes::HostRoutes;
@@ -135,21 +135,14 @@ impl Gatehouse {
         db: &Db,
     ) -> Result<(GatehouseState, Service), String> {
         let routes = Self::host_routes(rocket).map_err(|e| e.to_string())?;
-        let limits = ReadLimits {
-            statement_timeout_ms: settings.odata.statement_timeout_ms,
-            max_connections: settings.odata.max_connections,
-        };
-        let db = db
-            .with_reads(limits)
-            .map_err(|e| format!("cannot open database `databases.main.url`: {e}"))?;
-        let db = db.spread_over_replicas(&settings.odata, limits).await?;
+        let readers = Readers::configured(db, &settings.odata).await?;
         db.migrate()
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
         let secret_key = two_factor::key::application_key(rocket.figment())?;
         let tokens = SkipTokens::derive(secret_key.expose_secret());
-        let odata = self.odata_service(&db, &settings, tokens).await?;
-        if !odata.model.sets.is_empty() && db.reads().is_none() {
+        let odata = self.odata_service(db, readers, &settings, tokens).await?;
+        if !odata.model.sets.is_empty() && odata.readers.reads().is_none() {
             return Err(
                 "`databases.main.url` names an in-memory SQLite database, whose OData \
                         reads could not be held to `odata.statement_timeout_ms`: name a \
@@ -167,7 +160,7 @@ impl Gatehouse {
             two_factor: TwoFactor::new(db.clone(), secret_key.expose_secret()),
             hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
                 .map_err(|e| format!("cannot start the password hashing threads: {e}"))?,
-            throttles: Throttles::new(&db, auth),
+            throttles: Throttles::new(db, auth),
             reset_requests: ResetRequests::new(
                 db.clone(),
                 settings.clone(),
@@ -192,7 +185,10 @@ impl Gatehouse {
             ),
             passkeys,
             events: self.events.clone().stored_in(db.clone()),
-            shared: Shared { settings, db },
+            shared: Shared {
+                settings,
+                db: db.clone(),
+            },
             dispenser: self
                 .dispenser
                 .clone()
@@ -206,6 +202,7 @@ impl Gatehouse {
     async fn odata_service(
         &self,
         db: &Db,
+        readers: Readers,
         settings: &Settings,
         tokens: SkipTokens,
     ) -> Result<Service, String> {
@@ -224,6 +221,7 @@ impl Gatehouse {
             &settings.odata,
             tokens,
             db.clone(),
+            readers,
         )
         .map_err(|e| e.to_string())
     }

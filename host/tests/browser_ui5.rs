@@ -177,7 +177,7 @@ async fn fill(db: &TestDb) {
         .await
         .expect("item");
     }
-    db.pool().close().await;
+    db.close().await;
 }
 
 /// The reference host with the test's sets, OpenUI5 under `/resources` and

@@ -3,6 +3,9 @@
 //! Queries are written once with `$n` placeholders; the [`Dialect`] turns them
 //! into what the engine expects and supplies the few expressions that differ.
 //! Each table's queries live beside the code that owns the table.
+//!
+//! The OData service reads through connections of its own, [`Readers`],
+//! opened from a `Db` on ignite and never carried by it.
 
 mod dialect;
 mod each;
@@ -16,6 +19,7 @@ pub(crate) mod pg_text;
 mod pg_url;
 mod postgres;
 mod reader;
+mod readers;
 mod replicas;
 mod schema;
 mod server_url;
@@ -28,6 +32,7 @@ pub use my_text::Temporal as MyTemporal;
 pub use mysql::MySqlReads;
 pub use postgres::{raw as pg_raw, PgReads};
 pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
+pub use readers::{ReadLimits, Readers, Reads};
 pub use replicas::Replicas;
 pub use schema::{table_columns, Column, SqlType};
 pub use tx::Tx;
@@ -115,13 +120,9 @@ impl std::ops::Deref for Db {
 pub struct DbPool {
     pool: AnyPool,
     dialect: Dialect,
-    /// Where the pool connects; kept for the bulk-read connections and never
-    /// printed (it may hold a password).
+    /// Where the pool connects; kept for the OData readers ([`Readers`])
+    /// and never printed (it may hold a password).
     url: std::sync::Arc<str>,
-    /// The connections bulk reads (OData) use, apart from `pool`, each
-    /// statement under the read timeout; `None` for an in-memory SQLite
-    /// database, which no other connection can open.
-    reads: Option<Reads>,
     /// Which of several PostgreSQL hosts accepts writes, when the URL
     /// names several.
     primary: Option<Arc<Primary>>,
@@ -200,118 +201,25 @@ impl rocket_db_pools::Pool for DbPool {
     }
 }
 
-/// The connections bulk reads (OData) go through, one kind per engine:
-/// rows are decoded straight from the engine's own buffers (sqlx's `Any`
-/// driver copies every value first), and every statement runs under the
-/// read timeout (SQLite's progress handler on its read threads, each
-/// server's own statement timeout on its connections).
-#[derive(Clone, Debug)]
-pub enum Reads {
-    /// SQLite, plain connections on their own threads.
-    Sqlite(SqliteReader),
-    /// PostgreSQL, on `tokio-postgres`: the primary's reads, and the
-    /// replicas they are spread over when there are some.
-    Postgres(PgReads, Option<Arc<Replicas>>),
-    /// MySQL or MariaDB, on `mysql_async`.
-    MySql(MySqlReads),
-}
-
-/// What bulk reads (OData) may take of the database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReadLimits {
-    /// A read statement running longer is cancelled (milliseconds).
-    pub statement_timeout_ms: u32,
-    /// Connections (on SQLite: read threads) bulk reads hold at most; the
-    /// pool that sign-in and sessions use is never among them.
-    pub max_connections: u32,
-}
-
-impl Default for ReadLimits {
-    fn default() -> Self {
-        Self {
-            statement_timeout_ms: 5000,
-            max_connections: 8,
-        }
-    }
-}
-
 /// Database failures. Never shown to a client: callers map them to a generic
 /// server error and log the detail.
 pub type DbError = sqlx::Error;
 
 impl Db {
     /// Connects to `url` (`sqlite://…`, `postgres://…`, `mysql://…`) with
-    /// Gatehouse's pool sizes and bulk reads held to `ReadLimits::default()`.
+    /// Gatehouse's pool sizes.
     pub async fn connect(url: &str) -> Result<Self, DbError> {
-        Self::connect_with(url, ReadLimits::default()).await
-    }
-
-    /// As [`Db::connect`], with bulk reads held to `limits`.
-    pub async fn connect_with(url: &str, limits: ReadLimits) -> Result<Self, DbError> {
-        Self::open(url).await?.with_reads(limits)
-    }
-
-    /// The shared pool alone, what Gatehouse manages when the host attached
-    /// no `Db`: sized by `databases.main`'s `max_connections` and
-    /// `connect_timeout` where `figment` sets them (rocket_db_pools' names),
-    /// else by Gatehouse's sizes ([`PoolSize::default_for`]).
-    pub(crate) async fn open_configured(figment: &rocket::figment::Figment) -> Result<Self, DbError> {
-        let main = figment.focus("databases.main");
-        Ok(Self(<DbPool as rocket_db_pools::Pool>::init(&main).await?))
-    }
-
-    /// The shared pool alone, with Gatehouse's sizes.
-    pub(crate) async fn open(url: &str) -> Result<Self, DbError> {
         let dialect = Dialect::from_url(url).map_err(|e| sqlx::Error::Configuration(e.into()))?;
         Ok(Self(DbPool::open(url, PoolSize::default_for(dialect)).await?))
     }
 
-    /// The same pool with bulk reads (OData) held to `limits`: a SQLite
-    /// file gets its read threads, a server engine a pool of its own.
-    pub(crate) fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
-        Ok(Self(self.0.with_reads(limits)?))
-    }
-
-    /// The same database with its bulk reads (OData) spread over
-    /// `replicas` while they are healthy; PostgreSQL only (other engines'
-    /// reads are unchanged).
-    /// The same database with its OData reads spread over the
-    /// `odata.replicas` of `odata` (unchanged when there are none),
-    /// watched from now on; the start-up output says how each replica
-    /// stands. Refused on an engine other than PostgreSQL, and when a
-    /// replica that answers is not a standby of the primary.
-    pub(crate) async fn spread_over_replicas(
-        self,
-        odata: &crate::config::ODataSettings,
-        limits: ReadLimits,
-    ) -> Result<Db, String> {
-        if odata.replicas.is_empty() {
-            return Ok(self);
-        }
-        if self.dialect() != Dialect::Postgres {
-            return Err(format!(
-                "`odata.replicas` is served on PostgreSQL only (`databases.main.url` names {:?}): remove `odata.replicas`",
-                self.dialect()
-            ));
-        }
-        let lag = Duration::from_millis(odata.max_replica_lag_ms);
-        let replicas = Replicas::new(&odata.replicas, limits, lag)
-            .map_err(|e| format!("cannot use `odata.replicas`: {e}"))?;
-        replicas.check_standbys(self.url()).await?;
-        let replicas = Arc::new(replicas);
-        let watch = replicas.clone().watch(self.url().to_owned()).await;
-        tracing::warn!("{}", replicas.describe());
-        tokio::spawn(watch);
-        Ok(self.with_replicas(replicas))
-    }
-
-    pub(crate) fn with_replicas(&self, replicas: Arc<Replicas>) -> Self {
-        Self(self.0.spread_over(Some(replicas)))
-    }
-
-    /// The same database with its bulk reads on the primary alone.
-    pub(crate) fn on_primary(&self) -> Self {
-        Self(self.0.spread_over(None))
+    /// The pool Gatehouse manages when the host attached no `Db`: sized by
+    /// `databases.main`'s `max_connections` and `connect_timeout` where
+    /// `figment` sets them (rocket_db_pools' names), else by Gatehouse's
+    /// sizes ([`PoolSize::default_for`]).
+    pub(crate) async fn open_configured(figment: &rocket::figment::Figment) -> Result<Self, DbError> {
+        let main = figment.focus("databases.main");
+        Ok(Self(<DbPool as rocket_db_pools::Pool>::init(&main).await?))
     }
 }
 
@@ -356,7 +264,6 @@ impl DbPool {
                 pool: options.connect(url).await?,
                 dialect,
                 url: url.into(),
-                reads: None,
                 primary: None,
             });
         };
@@ -371,7 +278,6 @@ impl DbPool {
             pool,
             dialect,
             url: url.into(),
-            reads: None,
             primary: Some(primary),
         })
     }
@@ -410,49 +316,12 @@ impl DbPool {
         done
     }
 
-    fn with_reads(&self, limits: ReadLimits) -> Result<Self, DbError> {
-        let url = &*self.url;
-        let refused = |e: ReadError| sqlx::Error::Configuration(e.to_string().into());
-        let reads = match self.dialect {
-            Dialect::Sqlite => SqliteReader::for_url(url, limits).map(Reads::Sqlite),
-            Dialect::Postgres => Some(Reads::Postgres(
-                PgReads::new(url, limits).map_err(refused)?,
-                None,
-            )),
-            Dialect::MySql => Some(Reads::MySql(MySqlReads::new(url, limits).map_err(refused)?)),
-        };
-        Ok(Self {
-            reads,
-            ..self.clone()
-        })
-    }
-
-    /// The same pool with its PostgreSQL bulk reads spread over
-    /// `replicas`, or on the primary alone with `None`; other engines'
-    /// reads are unchanged.
-    fn spread_over(&self, replicas: Option<Arc<Replicas>>) -> Self {
-        let reads = match &self.reads {
-            Some(Reads::Postgres(reads, _)) => Some(Reads::Postgres(reads.clone(), replicas)),
-            other => other.clone(),
-        };
-        Self {
-            reads,
-            ..self.clone()
-        }
-    }
-
-    /// Begins a transaction (as `pool().begin()`, its connection taken
-    /// under the same watch of the primary as every statement's).
+    /// Begins a transaction, its connection taken under the same watch of
+    /// the primary as every statement's.
     pub async fn begin(&self) -> Result<sqlx::Transaction<'static, Any>, DbError> {
         let conn = self.connection().await?;
         // What `Pool::begin` does with the connection it acquired.
         self.noticed(sqlx::Transaction::begin(conn, None).await)
-    }
-
-    /// The connections bulk reads (OData) use; `None` for an in-memory
-    /// SQLite database, on which the OData service refuses to start.
-    pub(crate) fn reads(&self) -> Option<&Reads> {
-        self.reads.as_ref()
     }
 
     /// Runs the migration set of this dialect.
@@ -470,9 +339,16 @@ impl DbPool {
         self.dialect
     }
 
-    /// The underlying pool.
-    pub fn pool(&self) -> &AnyPool {
+    /// The underlying pool, past the failover gate: for the migrations
+    /// and the crate's own tests.
+    pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// Closes the pool: waits for the connections in use to come back,
+    /// then closes every connection.
+    pub async fn close(&self) {
+        self.pool.close().await;
     }
 
     /// Prepares `sql` (a statement written into the code, with `$n`
@@ -481,7 +357,7 @@ impl DbPool {
     /// no text a caller makes up is kept.
     ///
     /// ```ignore
-    /// db.query("SELECT id FROM users WHERE email = $1").bind(email).fetch_optional(db.pool())
+    /// db.fetch_optional(db.query("SELECT id FROM users WHERE email = $1").bind(email)).await
     /// ```
     pub fn query(&self, sql: &'static str) -> Query<'static, Any, AnyArguments<'static>> {
         sqlx::query(self.dialect.static_placeholders(sql))
@@ -616,11 +492,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gh-debug-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a directory");
         let url = format!("sqlite://{}/secret-name.db?mode=rwc", dir.display());
-        let db = Db::open(&url).await.expect("opens");
+        let db = Db::connect(&url).await.expect("opens");
         let printed = format!("{db:?}");
         assert!(printed.contains("Sqlite"), "{printed}");
         assert!(!printed.contains("secret-name"), "{printed}");
-        db.pool().close().await;
+        db.close().await;
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -63,15 +63,19 @@ impl TestApp {
     /// Creates an organisation called `name` and answers its id.
     pub async fn organisation(&self, name: &str) -> i64 {
         let name = name.to_owned();
-        self.db
+        let mut tx = self.db.begin().await.expect("a transaction");
+        let id = self
+            .db
             .insert_id(
-                self.db.pool(),
+                &mut *tx,
                 "INSERT INTO organisations (name, legal_form, company_size, function) \
                  VALUES ($1, 1, 'small', 'developer')",
                 |query| query.bind(name),
             )
             .await
-            .expect("insert organisation")
+            .expect("insert organisation");
+        tx.commit().await.expect("commit the organisation");
+        id
     }
 
     /// Sets `column` of every row of `table` to the UTC moment `seconds` from
@@ -117,8 +121,10 @@ impl TestApp {
     /// Every session row as (id, user_id, payload as JSON).
     pub async fn sessions(&self) -> Vec<(String, Option<i64>, Value)> {
         self.db
-            .query("SELECT id, user_id, payload FROM sessions ORDER BY id")
-            .fetch_all(self.db.pool())
+            .fetch_all(
+                self.db
+                    .query("SELECT id, user_id, payload FROM sessions ORDER BY id"),
+            )
             .await
             .expect("sessions")
             .into_iter()

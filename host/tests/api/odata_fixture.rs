@@ -356,7 +356,7 @@ async fn create_fixture(url: &str) {
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
-    db.pool().close().await;
+    db.close().await;
 }
 
 fn tables(dialect: Dialect) -> [&'static str; 3] {

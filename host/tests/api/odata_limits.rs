@@ -37,14 +37,15 @@ async fn numbers_database() -> TestDb {
     .await
     .expect("create numbers");
     generate(&db, &fill).await;
-    db.pool().close().await;
+    db.close().await;
     database
 }
 
 /// Runs `fill`, a statement generating rows by a recursive query, with
-/// MySQL's and MariaDB's per-session recursion caps raised for it.
+/// MySQL's and MariaDB's per-session recursion caps raised for it (on the
+/// one connection of a transaction).
 pub async fn generate(db: &Db, fill: &str) {
-    let mut conn = db.pool().acquire().await.expect("a connection");
+    let mut conn = db.begin().await.expect("a transaction");
     if db.dialect() == Dialect::MySql {
         // MySQL and MariaDB cap recursion per session, each with its own
         // variable (the other one's is refused and ignored).
@@ -58,6 +59,7 @@ pub async fn generate(db: &Db, fill: &str) {
         .execute(&mut *conn)
         .await
         .unwrap_or_else(|e| panic!("{fill}: {e}"));
+    conn.commit().await.expect("commit the rows");
 }
 
 async fn spawn_numbers(timeout_ms: u32) -> TestApp {

@@ -54,10 +54,7 @@ async fn items() -> (TestDb, Db) {
         Dialect::MySql => "ANALYZE TABLE plan_items",
         Dialect::Sqlite => "ANALYZE",
     };
-    db.query(analyze)
-        .fetch_all(db.pool())
-        .await
-        .expect("analyze");
+    db.fetch_all(db.query(analyze)).await.expect("analyze");
     (database, db)
 }
 
@@ -110,10 +107,7 @@ async fn plan(db: &Db, sql: &str) -> String {
         Dialect::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
         Dialect::Postgres | Dialect::MySql => format!("EXPLAIN {sql}"),
     };
-    let rows = sqlx::query(&explain)
-        .fetch_all(db.pool())
-        .await
-        .expect("explain");
+    let rows = db.fetch_all(sqlx::query(&explain)).await.expect("explain");
     let mut text = String::new();
     for row in rows {
         for i in 0..row.len() {
@@ -204,14 +198,16 @@ async fn a_filtered_page_ordered_by_a_filtered_column_reads_their_index() {
     }
     // The page holds the category's rows, and only with the exact case
     // (counted: sqlx's `Any` driver, which reads them here, has no decimals).
-    let pool = db.pool();
+    let db = &db;
     let count = |sql: String| async move {
-        sqlx::query(&format!("SELECT COUNT(*) FROM ({sql}) AS page"))
-            .fetch_one(pool)
-            .await
-            .expect("the page")
-            .try_get::<i64, _>(0)
-            .expect("a count")
+        db.fetch_optional(sqlx::query(&format!(
+            "SELECT COUNT(*) FROM ({sql}) AS page"
+        )))
+        .await
+        .expect("the page")
+        .expect("a row")
+        .try_get::<i64, _>(0)
+        .expect("a count")
     };
     assert_eq!(
         count(sql.clone()).await,
@@ -243,10 +239,7 @@ async fn a_page_far_into_the_table_skips_rows_by_their_keys_alone() {
         ),
         Dialect::Sqlite => {}
     }
-    let rows = sqlx::query(&sql)
-        .fetch_all(db.pool())
-        .await
-        .expect("the page");
+    let rows = db.fetch_all(sqlx::query(&sql)).await.expect("the page");
     let ids: Vec<i64> = rows
         .iter()
         .map(|r| r.try_get::<i64, _>(0).expect("id"))

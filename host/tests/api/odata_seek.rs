@@ -373,7 +373,7 @@ async fn spawn_moments() -> TestApp {
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
-    db.pool().close().await;
+    db.close().await;
     spawn_host_at(database, |figment| {
         let sets = Toml::string("[odata.sets.Moments]\ntable = \"moments\"\npublic = true\n");
         gatehouse_host::rocket(figment.merge(sets))

@@ -10,6 +10,7 @@ use rocket::figment::providers::{Format, Toml};
 use rocket::http::{Header, Status};
 use rocket::tokio::io::AsyncReadExt;
 use serde_json::Value;
+use sqlx::Row;
 
 use crate::helpers::{spawn_host_at, TestApp, TestDb};
 use crate::odata_limits::generate;
@@ -44,7 +45,7 @@ async fn wide_database() -> TestDb {
         .await
         .expect("create wide");
     generate(&db, &fill).await;
-    db.pool().close().await;
+    db.close().await;
     database
 }
 
@@ -111,11 +112,11 @@ async fn reading(db: &Db) -> Option<Option<i64>> {
         }
         Dialect::Sqlite => return None,
     };
-    let found = sqlx::query_scalar::<_, i64>(sql)
-        .fetch_optional(db.pool())
+    let found = db
+        .fetch_optional(sqlx::query(sql))
         .await
         .expect("the activity view");
-    Some(found)
+    Some(found.map(|row| row.try_get::<i64, _>(0).expect("a connection id")))
 }
 
 /// Whether the engine still has connection `id`.
@@ -124,11 +125,13 @@ async fn connected(db: &Db, id: i64) -> bool {
         Dialect::Postgres => "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
         _ => "SELECT count(*) FROM information_schema.PROCESSLIST WHERE ID = ?",
     };
-    let n: i64 = sqlx::query_scalar(sql)
-        .bind(id)
-        .fetch_one(db.pool())
+    let n: i64 = db
+        .fetch_optional(sqlx::query(sql).bind(id))
         .await
-        .expect("the activity view");
+        .expect("the activity view")
+        .expect("a count")
+        .try_get(0)
+        .expect("a count");
     n > 0
 }
 

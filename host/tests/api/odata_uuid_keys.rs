@@ -92,7 +92,7 @@ async fn spawn_pets() -> TestApp {
             .await
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
-    db.pool().close().await;
+    db.close().await;
     spawn_host_at(database, |figment| {
         gatehouse_host::rocket(figment.merge(Toml::string(SETS)))
     })
@@ -102,10 +102,11 @@ async fn spawn_pets() -> TestApp {
 /// Whether the MySQL-family server is a MariaDB with a `UUID` type (10.7 and
 /// later); MySQL has none.
 async fn has_uuid_type(db: &Db) -> bool {
-    let row = sqlx::query("SELECT VERSION()")
-        .fetch_one(db.pool())
+    let row = db
+        .fetch_optional(sqlx::query("SELECT VERSION()"))
         .await
-        .expect("the server's version");
+        .expect("the server's version")
+        .expect("a row");
     let version: String = row.try_get(0).expect("a version");
     let number = |part: Option<&str>| part.and_then(|p| p.parse::<u32>().ok()).unwrap_or(0);
     let mut parts = version.split(['.', '-']);

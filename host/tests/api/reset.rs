@@ -36,10 +36,12 @@ fn validation_failed(field: &str, code: &str) -> Value {
 
 /// The stored `token` column of every `password_reset_tokens` row for `email`.
 async fn token_rows(app: &TestApp, email: &str) -> Vec<String> {
-    app.db
+    let select = app
+        .db
         .query("SELECT token FROM password_reset_tokens WHERE email = $1")
-        .bind(email.to_owned())
-        .fetch_all(app.db.pool())
+        .bind(email.to_owned());
+    app.db
+        .fetch_all(select)
         .await
         .expect("select tokens")
         .into_iter()

@@ -58,8 +58,8 @@ async fn events(app: &TestApp) -> Vec<(Event, i64)> {
         app.db.dialect().epoch_of("occurred_at")
     );
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    sqlx::query(&app.db.dialect().placeholders(&sql))
-        .fetch_all(app.db.pool())
+    app.db
+        .fetch_all(sqlx::query(&app.db.dialect().placeholders(&sql)))
         .await
         .expect("security events")
         .into_iter()
@@ -329,8 +329,10 @@ async fn the_sweep_removes_events_older_than_security_events_days() {
     );
     let ids: Vec<i64> = app
         .db
-        .query("SELECT id FROM gatehouse_security_events ORDER BY id")
-        .fetch_all(app.db.pool())
+        .fetch_all(
+            app.db
+                .query("SELECT id FROM gatehouse_security_events ORDER BY id"),
+        )
         .await
         .expect("ids")
         .iter()
@@ -364,8 +366,10 @@ async fn the_sweep_removes_events_older_than_security_events_days() {
     assert_eq!(swept.security_events, 1);
     let left: Vec<i64> = app
         .db
-        .query("SELECT id, user_id FROM gatehouse_security_events ORDER BY id")
-        .fetch_all(app.db.pool())
+        .fetch_all(
+            app.db
+                .query("SELECT id, user_id FROM gatehouse_security_events ORDER BY id"),
+        )
         .await
         .expect("ids")
         .iter()

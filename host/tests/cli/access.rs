@@ -72,11 +72,10 @@ type Stored = (
 );
 
 async fn events(db: &Db) -> Vec<Stored> {
-    db.query(
+    db.fetch_all(db.query(
         "SELECT event, user_id, ip_address, user_agent, detail \
          FROM gatehouse_security_events ORDER BY id",
-    )
-    .fetch_all(db.pool())
+    ))
     .await
     .expect("security events")
     .iter()

@@ -69,7 +69,7 @@ impl TestDb {
             .execute(sqlx::query(&admin.dialect().placeholders(&create)))
             .await
             .expect("create the test database");
-        admin.pool().close().await;
+        admin.close().await;
         Self {
             url,
             server: Some(OnServer {
@@ -127,7 +127,7 @@ impl Drop for TestDb {
                     admin
                         .execute(sqlx::query(&admin.dialect().placeholders(&drop)))
                         .await?;
-                    admin.pool().close().await;
+                    admin.close().await;
                     Ok::<_, sqlx::Error>(())
                 };
                 match tokio::time::timeout(Duration::from_secs(20), dropped).await {

@@ -39,7 +39,7 @@ impl TestDb {
             }
             Some(base) => {
                 let name = format!("gh_test_{unique}");
-                let admin = Db::open(&base).await.unwrap_or_else(|e| {
+                let admin = Db::connect(&base).await.unwrap_or_else(|e| {
                     panic!("GATEHOUSE_TEST_DATABASE_URL={base} is unreachable: {e}")
                 });
                 let (create, drop, url) = match admin.dialect() {
@@ -70,7 +70,7 @@ impl TestDb {
                 (url, Place::Server { base, drop })
             }
         };
-        let db = Db::open(&url).await.expect("open the test database");
+        let db = Db::connect(&url).await.expect("open the test database");
         db.migrate().await.expect("migrate the test database");
         Self { db, url, place }
     }
@@ -107,7 +107,7 @@ impl TestDb {
                 let _ = std::fs::remove_dir_all(dir);
             }
             Place::Server { base, drop } => {
-                let admin = Db::open(&base).await.expect("reopen the server");
+                let admin = Db::connect(&base).await.expect("reopen the server");
                 admin
                     .execute(sqlx::query(&admin.dialect().placeholders(&drop)))
                     .await

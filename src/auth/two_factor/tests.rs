@@ -140,7 +140,7 @@ async fn another_instance_refuses_a_code_this_one_accepted() {
     let test = TestDb::new().await;
     let user = test.user("ada@example.org").await;
     let one = TwoFactor::new(test.db.clone(), &KEY);
-    let other_pool = Db::open(&test.url).await.unwrap();
+    let other_pool = Db::connect(&test.url).await.unwrap();
     let two = TwoFactor::new(other_pool.clone(), &KEY);
     let (secret, _) = enabled(&one, user).await;
 

@@ -4,7 +4,7 @@
 
 use super::values::Numbers;
 use super::Service;
-use crate::db::{Db, Dialect};
+use crate::db::{Dialect, Readers};
 use crate::odata::fetch::Restriction;
 use crate::odata::model::EntitySet;
 use crate::odata::paging::Page;
@@ -16,8 +16,8 @@ use crate::odata::scopes::Scopes;
 pub struct Ctx<'m> {
     /// The model and paging policy.
     pub service: &'m Service,
-    /// The database.
-    pub db: &'m Db,
+    /// What the set is read through.
+    pub db: &'m Readers,
     /// Who asks.
     pub caller: Caller,
     /// The request's page: the page size in effect, from its `Prefer`

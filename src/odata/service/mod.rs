@@ -34,10 +34,10 @@ pub use values::{Cell, Numbers};
 use super::model::{EntitySet, Model};
 use super::skiptoken::SkipTokens;
 use crate::config::{ConfigError, ODataSettings, PaginationSettings};
-use crate::db::Db;
+use crate::db::{Db, Readers};
 
 /// What every `/odata` request shares: the model, the paging policy and
-/// batch limit, the token key, and the database.
+/// batch limit, the token key, the database and the readers of its sets.
 #[derive(Debug)]
 pub struct Service {
     /// The declared sets.
@@ -50,11 +50,13 @@ pub struct Service {
     pub batch_max: usize,
     /// Signs and opens the `$skiptoken`s of next links.
     pub tokens: SkipTokens,
-    /// The database the sets are read from, with its bulk reads (spread
-    /// over replicas when there are some).
+    /// The host's database: bearer tokens are looked up in it.
     pub db: Db,
-    /// The same database with its bulk reads on the primary alone.
-    primary: Db,
+    /// What the sets are read through (spread over replicas when there
+    /// are some).
+    pub readers: Readers,
+    /// The same readers on the primary alone.
+    primary: Readers,
 }
 
 impl Service {
@@ -67,6 +69,7 @@ impl Service {
         settings: &ODataSettings,
         tokens: SkipTokens,
         db: Db,
+        readers: Readers,
     ) -> Result<Service, ConfigError> {
         validate(&model)?;
         Ok(Service {
@@ -75,18 +78,19 @@ impl Service {
             pagination: settings.pagination.clone(),
             batch_max: settings.batch_max,
             tokens,
-            primary: db.on_primary(),
+            primary: readers.on_primary(),
+            readers,
             db,
         })
     }
 
-    /// The database `set` is read from: the primary for the security
+    /// The readers `set` is read through: the primary's for the security
     /// activity log (an event just recorded is shown at once), else the
-    /// service's reads, replicas included.
-    pub(crate) fn db_for(&self, set: &EntitySet) -> &Db {
+    /// service's, replicas included.
+    pub(crate) fn db_for(&self, set: &EntitySet) -> &Readers {
         match set.table == crate::odata::security_events::TABLE {
             true => &self.primary,
-            false => &self.db,
+            false => &self.readers,
         }
     }
 }

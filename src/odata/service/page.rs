@@ -15,7 +15,7 @@ use super::plan::{Close, Listing, PagePlan, Rows};
 use super::reply::{Chunk, ODataError, Reply, Rest};
 use super::rows::{run_page, scalar};
 use super::sinks::{BodySink, EntitySink, VALUE_OPEN};
-use crate::db::Db;
+use crate::db::Readers;
 
 /// Answers the collection `listing` plans.
 pub(super) async fn listing(
@@ -107,7 +107,7 @@ const PIECES_AHEAD: usize = 2;
 /// before then goes out whole. The rest follows as the rows are read; a
 /// client that goes away stops the read.
 async fn stream(
-    db: Db,
+    db: Readers,
     head: Vec<u8>,
     plan: PagePlan<'_, '_, '_>,
     close: Close,

@@ -2,7 +2,7 @@
 //! a [`Sink`] that writes them out at once: memory follows a piece of the
 //! page, never the table.
 //!
-//! The rows come through the database's bulk reads (`db::Reads::each`): on
+//! The rows come through the service's readers (`db::Reads::each`): on
 //! SQLite a read thread with a plain connection, straight from SQLite's
 //! buffers; on PostgreSQL and MySQL the engine's own client. Each engine's
 //! row is read through [`Cells`], so the JSON writing is the same code.
@@ -14,7 +14,7 @@ use super::cells::{Cells, EngineCells};
 use super::reply::ODataError;
 use super::sinks::{CountSink, Sink};
 use super::values::{order_literal, Cell};
-use crate::db::{Db, EngineRow, RowReader};
+use crate::db::{EngineRow, Readers, RowReader};
 use crate::odata::{EdmType, Literal, Sql};
 
 /// A count that a page statement carries as its column `column` (the same
@@ -30,7 +30,12 @@ pub struct InlineCount {
 
 /// Runs `sql`, handing each row to `sink`; stops reading after `limit` rows
 /// and answers the sink and whether another row followed.
-pub async fn run<S: Sink>(db: &Db, sql: Sql, limit: u64, sink: S) -> Result<(S, bool), ODataError> {
+pub async fn run<S: Sink>(
+    db: &Readers,
+    sql: Sql,
+    limit: u64,
+    sink: S,
+) -> Result<(S, bool), ODataError> {
     let read = PageRead {
         statements: vec![sql],
         count: None,
@@ -65,7 +70,7 @@ pub struct OrderValues {
 /// whether the probe row came, and the order values of the page's last row
 /// when the page is full and `read` carries them.
 pub async fn run_page<S: Sink>(
-    db: &Db,
+    db: &Readers,
     page: PageRead,
     limit: u64,
     sink: S,
@@ -77,7 +82,7 @@ pub async fn run_page<S: Sink>(
     } = page;
     let reads = db
         .reads()
-        .ok_or_else(|| ODataError::internal(&"the database has no bulk reads"))?;
+        .ok_or_else(|| ODataError::internal(&"the database has no readers"))?;
     let feed = Feed {
         sink,
         limit,
@@ -226,7 +231,7 @@ impl CountSink {
 }
 
 /// The single integer `sql` answers (a count).
-pub async fn scalar(db: &Db, sql: Sql) -> Result<i64, ODataError> {
+pub async fn scalar(db: &Readers, sql: Sql) -> Result<i64, ODataError> {
     let (sink, _) = run(db, sql, 1, counter()).await?;
     Ok(sink.total())
 }
