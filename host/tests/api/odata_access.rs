@@ -542,6 +542,26 @@ async fn guests_cannot_reach_a_non_public_set_through_a_public_one() {
     );
 }
 
+/// A read is planned whole before its first statement: an expansion the
+/// caller may not read is refused whatever the rows, even where no parent
+/// would have been found to expand.
+#[rocket::async_test]
+async fn an_unreadable_nested_expansion_is_refused_whatever_the_rows() {
+    let app = spawn_fixture_with(|f| f.merge(("odata.sets.Colours.public", false))).await;
+    app.odata("Categories?$expand=items").await.ok();
+    for resource in [
+        "Categories?$expand=items($expand=colour)",
+        "Categories?$filter=id eq -1&$expand=items($expand=colour)",
+        "Categories?$top=0&$count=true&$expand=items($expand=colour)",
+        "Categories(1)/items?$expand=colour",
+        "Categories(999)/items?$expand=colour",
+    ] {
+        app.odata(resource)
+            .await
+            .assert_error(Status::Unauthorized, None);
+    }
+}
+
 #[rocket::async_test]
 async fn signed_in_callers_read_non_public_configured_sets() {
     let w = world().await;

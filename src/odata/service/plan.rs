@@ -389,12 +389,17 @@ fn listing<'p, 'm, 'q>(
     write_str(&mut head, &ctx.context(&source.set.name, query, false));
     let seeking = seeking(ctx, &source, checked, query, slice)?;
     let rows = match slice.rows() {
-        0 => Rows::None {
-            count: match query.count {
-                true => Some(count(ctx, &source, checked)?),
-                false => None,
-            },
-        },
+        0 => {
+            // No row is read, yet an expansion is refused as on any page.
+            admit(ctx, checked.expand())?;
+            follows(ctx, source.set, checked.expand())?;
+            Rows::None {
+                count: match query.count {
+                    true => Some(count(ctx, &source, checked)?),
+                    false => None,
+                },
+            }
+        }
         _ => Rows::Page(Box::new(page(
             ctx,
             &source,
@@ -608,6 +613,9 @@ fn navigate<'p, 'm, 'q>(
 ) -> Result<Plan<'p, 'm, 'q>, ODataError> {
     let nav = navigation(set, name)?;
     let target = checked.set();
+    // The target's expansions are refused before the parent is read.
+    admit(ctx, checked.expand())?;
+    follows(ctx, target, checked.expand())?;
     let (internal, column) = match &nav.kind {
         NavigationKind::ToOne { column } => (vec![column.clone()], key_column(target)?),
         NavigationKind::ToMany { remote_column } => (Vec::new(), remote_column.clone()),
