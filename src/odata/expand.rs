@@ -6,7 +6,6 @@
 use super::error::ParseError;
 use super::items::path;
 use super::lexer::tokenize;
-use super::options::apply_option;
 use super::query::{ExpandItem, Path, Query};
 
 /// How many levels `$expand` may nest (`a($expand=b($expand=c))` is 3).
@@ -21,18 +20,26 @@ const NESTED: [&str; 8] = [
     "$filter", "$select", "$orderby", "$top", "$skip", "$count", "$expand", "$search",
 ];
 
+/// Sets one option of an expanded navigation's `Query` from its decoded
+/// value, `depth` levels inside other expansions: the top level's option
+/// parser, handed in so that the nested options are read by the same code.
+pub(crate) type NestedOption =
+    fn(&mut Query, &str, &str, usize, &mut ExpandBudget) -> Result<(), ParseError>;
+
 /// Counts expanded navigations across a whole query.
 #[derive(Debug, Default)]
 pub(crate) struct ExpandBudget {
     items: usize,
 }
 
-/// Parses an `$expand` value found `depth` levels inside other expansions;
-/// errors name `$expand` and carry byte positions within `value`.
+/// Parses an `$expand` value found `depth` levels inside other expansions,
+/// each item's options by `option`; errors name `$expand` and carry byte
+/// positions within `value`.
 pub(crate) fn parse_expand(
     value: &str,
     depth: usize,
     budget: &mut ExpandBudget,
+    option: NestedOption,
 ) -> Result<Vec<ExpandItem>, ParseError> {
     if depth >= MAX_EXPAND_DEPTH {
         let msg = format!("$expand nests more than {MAX_EXPAND_DEPTH} levels");
@@ -54,7 +61,12 @@ pub(crate) fn parse_expand(
         }
         let mut options = Query::default();
         if bytes.get(pos) == Some(&b'(') {
-            pos = nested_options(value, pos, &path, &mut options, depth, budget)?;
+            let nested = Nested {
+                depth,
+                budget: &mut *budget,
+                option,
+            };
+            pos = nested_options(value, pos, &path, &mut options, nested)?;
         }
         items.push(ExpandItem { path, options });
         match bytes.get(pos) {
@@ -92,6 +104,14 @@ fn item_path(text: &str, offset: usize) -> Result<Path, ParseError> {
     }
 }
 
+/// Where an item's nested options are read: its depth, the query's budget
+/// and the option parser.
+struct Nested<'b> {
+    depth: usize,
+    budget: &'b mut ExpandBudget,
+    option: NestedOption,
+}
+
 /// Parses `(name=value;...)` starting at the `(` at `open`; returns the
 /// position after the closing `)`.
 fn nested_options(
@@ -99,9 +119,13 @@ fn nested_options(
     open: usize,
     path: &Path,
     options: &mut Query,
-    depth: usize,
-    budget: &mut ExpandBudget,
+    nested: Nested<'_>,
 ) -> Result<usize, ParseError> {
+    let Nested {
+        depth,
+        budget,
+        option,
+    } = nested;
     let bytes = value.as_bytes();
     let mut seen: Vec<&str> = Vec::new();
     let mut pos = open + 1;
@@ -128,14 +152,8 @@ fn nested_options(
         let end = scan_value(bytes, value_start, name == "$search")
             .ok_or_else(|| ParseError::new(OPTION, open, "missing ')'"))?;
         let context = format!("in {name} of '{path}'");
-        apply_option(
-            options,
-            name,
-            &value[value_start..end],
-            Some(depth + 1),
-            budget,
-        )
-        .map_err(|e| e.nested(OPTION, value_start, &context))?;
+        option(options, name, &value[value_start..end], depth + 1, budget)
+            .map_err(|e| e.nested(OPTION, value_start, &context))?;
         pos = end + 1;
         if bytes[end] == b')' {
             return Ok(pos);

@@ -122,10 +122,22 @@ fn lossy(raw: &str) -> String {
         .into_owned()
 }
 
+/// Sets option `name` of an expanded navigation's `query`, `depth` levels
+/// down.
+fn nested_option(
+    query: &mut Query,
+    name: &str,
+    value: &str,
+    depth: usize,
+    budget: &mut ExpandBudget,
+) -> Result<(), ParseError> {
+    apply_option(query, name, value, Some(depth), budget)
+}
+
 /// Sets option `name` of `query` from its decoded `value`. `nested_depth` is
 /// `Some(depth)` inside `$expand`, where fewer options are allowed. Errors
 /// name `name` and carry byte positions within `value`.
-pub(crate) fn apply_option(
+fn apply_option(
     query: &mut Query,
     name: &str,
     value: &str,
@@ -154,7 +166,10 @@ pub(crate) fn apply_option(
         "$search" => query.search = Some(parse_search_expr(value, name)?),
         "$orderby" => query.orderby = parse_orderby(value, name)?,
         "$select" => query.select = Some(parse_select(value, name)?),
-        "$expand" => query.expand = parse_expand(value, nested_depth.unwrap_or(0), budget)?,
+        "$expand" => {
+            let depth = nested_depth.unwrap_or(0);
+            query.expand = parse_expand(value, depth, budget, nested_option)?;
+        }
         "$format" if nested_depth.is_none() => {
             let json = value == "json"
                 || value == "application/json"

@@ -14,7 +14,7 @@ use rocket::Request;
 
 use super::read::{answer, numbers_of, Incoming};
 use super::reply::{ODataError, Reply, Rest, Wire, ODATA_VERSION};
-use super::Service;
+use super::state::Service;
 use crate::odata::batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest};
 use crate::odata::scope::Caller;
 

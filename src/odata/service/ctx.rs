@@ -2,8 +2,8 @@
 //! database, the caller, the page and the caller's scopes ([`Ctx`]), and
 //! where rows come from ([`Source`]).
 
-use super::values::Numbers;
-use super::Service;
+use super::rows::Numbers;
+use super::state::Service;
 use crate::db::{Dialect, Readers};
 use crate::odata::fetch::Restriction;
 use crate::odata::model::EntitySet;

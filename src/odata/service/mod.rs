@@ -7,120 +7,17 @@
 //! loading `$expand` for a whole page at once, and next links.
 
 mod access;
-mod answer;
 mod batch;
-mod branches;
-mod cells;
 mod ctx;
-mod expansion;
-mod number;
-mod page;
 mod path;
 mod plan;
-mod prefix;
 mod read;
 mod reply;
 pub mod routes;
 mod rows;
-mod sinks;
-mod values;
+mod run;
+mod state;
 
-pub use cells::Cells;
 pub use reply::{ODataError, Reply};
-pub use rows::run;
-pub use sinks::{BodySink, Layout, Sink};
-pub use values::{Cell, Numbers};
-
-use super::model::{EntitySet, Model};
-use super::skiptoken::SkipTokens;
-use crate::config::{ConfigError, ODataSettings, PaginationSettings};
-use crate::db::{Db, Readers};
-
-/// What every `/odata` request shares: the model, the paging policy and
-/// batch limit, the token key, the database and the readers of its sets.
-#[derive(Debug)]
-pub struct Service {
-    /// The declared sets.
-    pub model: Model,
-    /// `base_url` without a trailing slash, for context URLs and next links.
-    pub origin: String,
-    /// Page sizes.
-    pub pagination: PaginationSettings,
-    /// The most requests a `$batch` may hold.
-    pub batch_max: usize,
-    /// Signs and opens the `$skiptoken`s of next links.
-    pub tokens: SkipTokens,
-    /// The host's database: bearer tokens are looked up in it.
-    pub db: Db,
-    /// What the sets are read through (spread over replicas when there
-    /// are some).
-    pub readers: Readers,
-    /// The same readers on the primary alone.
-    primary: Readers,
-}
-
-impl Service {
-    /// The service over `model`, refusing a model whose sets contradict
-    /// each other (duplicate names, a key or searchable property that is not
-    /// declared, a navigation to an unknown set).
-    pub fn new(
-        model: Model,
-        origin: &str,
-        settings: &ODataSettings,
-        tokens: SkipTokens,
-        db: Db,
-        readers: Readers,
-    ) -> Result<Service, ConfigError> {
-        validate(&model)?;
-        Ok(Service {
-            model,
-            origin: origin.trim_end_matches('/').to_owned(),
-            pagination: settings.pagination.clone(),
-            batch_max: settings.batch_max,
-            tokens,
-            primary: readers.on_primary(),
-            readers,
-            db,
-        })
-    }
-
-    /// The readers `set` is read through: the primary's for the security
-    /// activity log (an event just recorded is shown at once), else the
-    /// service's, replicas included.
-    pub(crate) fn db_for(&self, set: &EntitySet) -> &Readers {
-        match set.table == crate::odata::security_events::TABLE {
-            true => &self.primary,
-            false => &self.readers,
-        }
-    }
-}
-
-fn validate(model: &Model) -> Result<(), ConfigError> {
-    for (i, set) in model.sets.iter().enumerate() {
-        let key = |k: &str| format!("odata.sets.{}.{k}", set.name);
-        if model.sets[..i].iter().any(|s| s.name == set.name) {
-            return Err(ConfigError::new(&key("table"), "the set is declared twice"));
-        }
-        if set.key_property().is_none() {
-            return Err(ConfigError::new(&key("key"), "names no declared property"));
-        }
-        if let Some(bad) = set.searchable.iter().find(|n| {
-            set.find_property(n)
-                .is_none_or(|p| p.edm_type != super::EdmType::String)
-        }) {
-            return Err(ConfigError::new(
-                &key("searchable"),
-                format!("`{bad}` is not a string property"),
-            ));
-        }
-        for nav in &set.navigations {
-            if model.find(&nav.target_set).is_none() {
-                return Err(ConfigError::new(
-                    &key(&format!("navigation.{}", nav.name)),
-                    format!("leads to `{}`, which is not a declared set", nav.target_set),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
+pub use rows::{run, BodySink, Cell, Cells, Layout, Numbers, Sink};
+pub use state::Service;

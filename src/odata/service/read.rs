@@ -8,13 +8,13 @@ use rocket::request::{FromRequest, Outcome};
 use rocket::Request;
 
 use super::access;
-use super::answer::run_plan;
 use super::ctx::Ctx;
 use super::path::{parse_resource, PathError, Resource, SetPath};
 use super::plan;
 use super::reply::{ODataError, Reply};
-use super::values::Numbers;
-use super::Service;
+use super::rows::Numbers;
+use super::run::run_plan;
+use super::state::Service;
 use crate::odata::aggregation::derive;
 use crate::odata::metadata::{metadata_xml, service_document};
 use crate::odata::model::EntitySet;

@@ -9,13 +9,12 @@ use std::pin::Pin;
 use futures::future::{ready, select, Either};
 use futures::{Stream, StreamExt};
 
-use super::ctx::Ctx;
 use super::expansion::attach;
-use super::plan::{Close, Listing, PagePlan, Rows};
-use super::reply::{Chunk, ODataError, Reply, Rest};
-use super::rows::{run_page, scalar};
-use super::sinks::{BodySink, EntitySink, VALUE_OPEN};
 use crate::db::Readers;
+use crate::odata::service::ctx::Ctx;
+use crate::odata::service::plan::{Close, Listing, PagePlan, Rows};
+use crate::odata::service::reply::{Chunk, ODataError, Reply, Rest};
+use crate::odata::service::rows::{run_page, scalar, BodySink, EntitySink, VALUE_OPEN};
 
 /// Answers the collection `listing` plans.
 pub(super) async fn listing(

@@ -11,10 +11,10 @@ use std::future::Future;
 use std::pin::Pin;
 
 use super::cells::{Cells, EngineCells};
-use super::reply::ODataError;
 use super::sinks::{CountSink, Sink};
 use super::values::{order_literal, Cell};
 use crate::db::{EngineRow, Readers, RowReader};
+use crate::odata::service::reply::ODataError;
 use crate::odata::{EdmType, Literal, Sql};
 
 /// A count that a page statement carries as its column `column` (the same

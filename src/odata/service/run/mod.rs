@@ -1,16 +1,17 @@
 //! Carrying out one request's [`Plan`]: a collection page
-//! ([`page`](super::page)), one entity, a count, or a navigation of an
+//! (`page`), one entity, a count, or a navigation of an
 //! entity, its parent read first.
 
 use rocket::http::Status;
 
+mod expansion;
+mod page;
+
 use super::ctx::Ctx;
-use super::page;
 use super::plan::{Navigate, Plan, Reading, Single};
 use super::reply::{ODataError, Reply};
 use super::rows::{run, scalar};
-use super::sinks::{EntitySink, VALUE_OPEN};
-use super::values::write_str;
+use super::rows::{write_str, EntitySink, VALUE_OPEN};
 
 /// Answers the request `plan` plans.
 pub(super) async fn run_plan(ctx: &Ctx<'_>, plan: Plan<'_, '_, '_>) -> Result<Reply, ODataError> {

@@ -11,14 +11,12 @@ use std::collections::{HashMap, HashSet};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use super::ctx::Ctx;
-use super::plan::{key_in_path, Follow};
-use super::reply::ODataError;
-use super::rows::run;
-use super::sinks::{CountSink, Entity, EntitySink};
-use super::values::write_str;
 use crate::odata::fetch::Restriction;
 use crate::odata::query::Literal;
+use crate::odata::service::ctx::Ctx;
+use crate::odata::service::plan::{key_in_path, Follow};
+use crate::odata::service::reply::ODataError;
+use crate::odata::service::rows::{run, write_str, CountSink, Entity, EntitySink};
 
 /// Loads every follow-up for `parents` and appends it to their JSON.
 pub fn attach<'a, 'p: 'a, 'm: 'a, 'q: 'a>(

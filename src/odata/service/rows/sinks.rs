@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::branches::Branches;
 use super::cells::{Cells, Column};
-use super::reply::{Chunk, ODataError, CHUNK_BYTES};
 use super::values::{key_literal, Cell, Numbers};
+use crate::odata::service::reply::{Chunk, ODataError, CHUNK_BYTES};
 use crate::odata::{EdmType, Literal, Property};
 
 /// Consumes the rows of one statement.

@@ -1,0 +1,219 @@
+//! Planning a page: its statements, read from a position when its next
+//! links seek, the count they carry, the layout of their columns, and the
+//! follow-ups of its expansions.
+
+use super::lookups::{admit, internal_types, key_column, key_type};
+use super::parts::{Follow, PagePlan, PerParent, Seal};
+use crate::odata::check::{Checked, Expansion};
+use crate::odata::fetch::{
+    count_restricted, fetch_query, order_columns, order_types, seek_statements, Fetch,
+};
+use crate::odata::model::{EdmType, EntitySet, NavigationKind};
+use crate::odata::paging::Page;
+use crate::odata::query::Query;
+use crate::odata::resolve::QueryError;
+use crate::odata::seek::Position;
+use crate::odata::service::ctx::{Ctx, Source};
+use crate::odata::service::reply::ODataError;
+use crate::odata::service::rows::{InlineCount, Layout, OrderValues, PageRead};
+use crate::odata::skiptoken::SkipTokens;
+use crate::odata::sql::Sql;
+
+/// A collection page whose next links seek.
+pub(super) struct Seeking {
+    /// Where the page starts; `None` past `$skip` rows (a link without a
+    /// `$skiptoken`), still selecting the order's values for the next link.
+    position: Option<Position>,
+    /// The types of the order's terms.
+    types: Vec<EdmType>,
+    /// What the page's tokens are bound to.
+    binding: String,
+}
+
+/// How a collection page of `source` under `query` is read by position:
+/// `None` for a collection whose next links carry no `$skiptoken` (a
+/// navigation's, or a derived set's). 400 for a `$skiptoken` such a
+/// collection was sent, or one that does not open.
+pub(super) fn seeking(
+    ctx: &Ctx<'_>,
+    source: &Source<'_>,
+    checked: &Checked<'_, '_>,
+    query: &Query,
+    page: Page,
+) -> Result<Option<Seeking>, ODataError> {
+    // A page that holds all that `$top` asks for has no next link.
+    if query.skiptoken.is_none() && query.top.is_some_and(|top| top <= page.rows()) {
+        return Ok(None);
+    }
+    // A navigation's collection never seeks: its order is not asked for;
+    // nor does a derived set's, whose rows no index holds.
+    let types = match source.restriction {
+        None if source.set.derived.is_none() => Some(order_types(checked, ctx.dialect())?),
+        _ => None,
+    };
+    let Some(types) = types else {
+        return match query.skiptoken {
+            Some(_) => Err(QueryError::new(
+                "invalid_skiptoken",
+                "$skiptoken",
+                "this collection's next links carry no $skiptoken; page it with $skip",
+            )
+            .into()),
+            None => Ok(None),
+        };
+    };
+    let binding = SkipTokens::binding(&source.path, query);
+    let position = match &query.skiptoken {
+        Some(token) => Some(Position::After(
+            ctx.service.tokens.open(&binding, token, &types)?,
+        )),
+        None if page.offset() == 0 => Some(Position::First),
+        None => None,
+    };
+    Ok(Some(Seeking {
+        position,
+        types,
+        binding,
+    }))
+}
+
+/// Every statement of `page` of `source` (its rows, the count when asked,
+/// from its position when it seeks), the layout of their columns and the
+/// follow-ups of its expansions.
+pub(super) fn page<'p, 'm, 'q>(
+    ctx: &Ctx<'m>,
+    source: &Source<'m>,
+    checked: &'p Checked<'m, 'q>,
+    page: Page,
+    count: bool,
+    seeking: Option<Seeking>,
+) -> Result<PagePlan<'p, 'm, 'q>, ODataError> {
+    let expansions = checked.expand();
+    let internal = admit(ctx, expansions)?;
+    let selected = checked.selected();
+    let order = match &seeking {
+        Some(s) => Some(OrderValues {
+            columns: order_columns(checked, internal.len(), ctx.dialect())?,
+            types: s.types.clone(),
+        }),
+        None => None,
+    };
+    // The columns a page statement has before `__count`.
+    let read_columns = order
+        .as_ref()
+        .and_then(|o| o.columns.iter().max().map(|last| last + 1))
+        .unwrap_or(0)
+        .max(selected.len() + internal.len());
+    let sought = seeking
+        .as_ref()
+        .is_some_and(|s| matches!(s.position, Some(Position::After(_))));
+    // The page statement carries the count; alone it is needed only for an
+    // empty page past the first row.
+    let count = match count {
+        true => Some(InlineCount {
+            column: read_columns,
+            alone: match page.offset() {
+                0 if !sought => None,
+                _ => Some(self::count(ctx, source, checked)?),
+            },
+        }),
+        false => None,
+    };
+    let mut layout = Layout::new(
+        selected,
+        &source.set.key,
+        internal_types(expansions),
+        None,
+        ctx.numbers,
+    );
+    if let Some(derived) = &source.set.derived {
+        layout = layout.branching(selected, &derived.branches, ctx.numbers);
+    }
+    let fetch = Fetch {
+        restriction: source.restriction.as_ref(),
+        per_value: false,
+        internal,
+        page,
+        scopes: Some(&ctx.scopes),
+        count: count.is_some(),
+    };
+    let statements = match &seeking {
+        Some(s) => seek_statements(checked, &fetch, s.position.as_ref(), ctx.dialect())?,
+        None => vec![fetch_query(checked, &fetch, ctx.dialect())?],
+    };
+    let seal = seeking.map(|s| Seal {
+        tokens: ctx.service.tokens.clone(),
+        binding: s.binding,
+        types: s.types,
+    });
+    Ok(PagePlan {
+        read: PageRead {
+            statements,
+            count,
+            order,
+        },
+        layout,
+        limit: page.rows(),
+        seal,
+        follows: follows(ctx, source.set, expansions)?,
+    })
+}
+
+/// The follow-ups of `expansions` of rows of `parents`.
+pub(super) fn follows<'p, 'm, 'q>(
+    ctx: &Ctx<'m>,
+    parents: &'m EntitySet,
+    expansions: &'p [Expansion<'m, 'q>],
+) -> Result<Vec<Follow<'p, 'm, 'q>>, ODataError> {
+    let mut planned = Vec::with_capacity(expansions.len());
+    for expansion in expansions {
+        let checked = expansion.checked();
+        let nested = checked.expand();
+        let internal = admit(ctx, nested)?;
+        let target = expansion.target();
+        let (column, per_parent) = match &expansion.nav().kind {
+            NavigationKind::ToOne { .. } => (key_column(target)?, None),
+            NavigationKind::ToMany { remote_column } => {
+                let per = PerParent {
+                    page: ctx.page.of(expansion.options()),
+                    key_type: key_type(parents),
+                    count: expansion.options().count,
+                };
+                (remote_column.clone(), Some(per))
+            }
+        };
+        let layout = Layout::new(
+            checked.selected(),
+            &target.key,
+            internal_types(nested),
+            per_parent.as_ref().map(|p| p.key_type),
+            ctx.numbers,
+        );
+        planned.push(Follow {
+            expansion,
+            parents,
+            column,
+            per_parent,
+            internal,
+            layout,
+            follows: follows(ctx, target, nested)?,
+        });
+    }
+    Ok(planned)
+}
+
+/// The statement counting the rows of `source` that `checked`'s filter and
+/// search admit, under the caller's scope.
+pub(super) fn count(
+    ctx: &Ctx<'_>,
+    source: &Source<'_>,
+    checked: &Checked<'_, '_>,
+) -> Result<Sql, ODataError> {
+    let restriction = source.restriction.as_ref();
+    Ok(count_restricted(
+        checked,
+        restriction,
+        Some(&ctx.scopes),
+        ctx.dialect(),
+    )?)
+}
