@@ -371,7 +371,7 @@ impl Dialect {
             (Self::MySql, Uuid) => format!("CAST({column} AS CHAR)"),
             // Both servers' binary protocols send every other value in a
             // form each column's type tells how to read
-            // (`odata::service::rows`): MySQL's text and decimals as their
+            // (`odata::service::rows`, `rows/read.rs`): MySQL's text and decimals as their
             // text, as they are (a cast to CHAR would copy every value, a
             // third of MariaDB's time for a page of them), integers as
             // integers, bits as bytes, dates and times as numbers,
