@@ -1,56 +1,13 @@
-//! What the planner looks up in the model: keys, navigations, and the
-//! expansions a caller may read.
+//! What a request's path names, looked up in the model: the entity's key
+//! and the navigation followed from it.
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
-use crate::odata::check::Expansion;
 use crate::odata::fetch::Restriction;
-use crate::odata::model::{EdmType, EntitySet, Navigation, NavigationKind};
+use crate::odata::model::{EntitySet, Navigation};
 use crate::odata::query::Literal;
-use crate::odata::service::ctx::Ctx;
 use crate::odata::service::path::KeySegment;
 use crate::odata::service::reply::ODataError;
-
-/// Refuses `expansions` into a set the caller may not read; answers the
-/// internal columns the parents' fetch must read for them (the to-one
-/// foreign keys, in order).
-pub(super) fn admit(
-    ctx: &Ctx<'_>,
-    expansions: &[Expansion<'_, '_>],
-) -> Result<Vec<String>, ODataError> {
-    let mut internal = Vec::new();
-    for e in expansions {
-        if !e.target().readable_by(&ctx.caller) {
-            return Err(ODataError::unauthorized());
-        }
-        if let NavigationKind::ToOne { column } = &e.nav().kind {
-            internal.push(column.clone());
-        }
-    }
-    Ok(internal)
-}
-
-/// The types of the internal columns of `expansions`' parents: each to-one
-/// foreign key has its target's key type.
-pub(super) fn internal_types(expansions: &[Expansion<'_, '_>]) -> Vec<EdmType> {
-    expansions
-        .iter()
-        .filter(|e| !e.nav().is_collection())
-        .map(|e| key_type(e.target()))
-        .collect()
-}
-
-/// The type of `set`'s key.
-pub(super) fn key_type(set: &EntitySet) -> EdmType {
-    set.key_property().map_or(EdmType::Int64, |k| k.edm_type)
-}
-
-/// The table column of `set`'s key.
-pub(super) fn key_column(set: &EntitySet) -> Result<String, ODataError> {
-    set.key_property()
-        .map(|k| k.column.clone())
-        .ok_or_else(|| ODataError::internal(&format!("{} has no key", set.name)))
-}
 
 /// Navigation `name` of `set`, or 404.
 pub(super) fn navigation<'m>(set: &'m EntitySet, name: &str) -> Result<&'m Navigation, ODataError> {

@@ -2,7 +2,6 @@
 //! links seek, the count they carry, the layout of their columns, and the
 //! follow-ups of its expansions.
 
-use super::lookups::{admit, internal_types, key_column, key_type};
 use super::parts::{Follow, PagePlan, PerParent, Seal};
 use crate::odata::check::{Checked, Expansion};
 use crate::odata::fetch::{
@@ -216,4 +215,45 @@ pub(super) fn count(
         Some(&ctx.scopes),
         ctx.dialect(),
     )?)
+}
+
+/// Refuses `expansions` into a set the caller may not read; answers the
+/// internal columns the parents' fetch must read for them (the to-one
+/// foreign keys, in order).
+pub(super) fn admit(
+    ctx: &Ctx<'_>,
+    expansions: &[Expansion<'_, '_>],
+) -> Result<Vec<String>, ODataError> {
+    let mut internal = Vec::new();
+    for e in expansions {
+        if !e.target().readable_by(&ctx.caller) {
+            return Err(ODataError::unauthorized());
+        }
+        if let NavigationKind::ToOne { column } = &e.nav().kind {
+            internal.push(column.clone());
+        }
+    }
+    Ok(internal)
+}
+
+/// The types of the internal columns of `expansions`' parents: each to-one
+/// foreign key has its target's key type.
+pub(super) fn internal_types(expansions: &[Expansion<'_, '_>]) -> Vec<EdmType> {
+    expansions
+        .iter()
+        .filter(|e| !e.nav().is_collection())
+        .map(|e| key_type(e.target()))
+        .collect()
+}
+
+/// The type of `set`'s key.
+pub(super) fn key_type(set: &EntitySet) -> EdmType {
+    set.key_property().map_or(EdmType::Int64, |k| k.edm_type)
+}
+
+/// The table column of `set`'s key.
+pub(super) fn key_column(set: &EntitySet) -> Result<String, ODataError> {
+    set.key_property()
+        .map(|k| k.column.clone())
+        .ok_or_else(|| ODataError::internal(&format!("{} has no key", set.name)))
 }

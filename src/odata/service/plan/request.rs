@@ -1,8 +1,8 @@
 //! Planning a read: the set it reads, its query checked once, and the
 //! plan of its collection, entity, count or navigation.
 
-use super::lookups::{admit, key_column, key_in_path, key_restriction, key_type, navigation};
-use super::page::{count, follows, page, seeking};
+use super::lookups::{key_in_path, key_restriction, navigation};
+use super::page::{admit, count, follows, key_column, key_type, page, seeking};
 use super::parts::{Close, Listing, Navigate, Plan, Reading, Rows, Shape, Single, Waiting};
 use crate::odata::check::{check_query, Checked};
 use crate::odata::fetch::{fetch_query, Fetch, Restriction};
