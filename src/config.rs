@@ -112,6 +112,9 @@ pub struct AuthSettings {
     /// The product's name: passkeys' relying party, mail signatures.
     /// Default: `mail.from`'s display name, else `base_url`'s host.
     pub app_name: Option<String>,
+    /// The breached-password filter file: where `gatehouse breached
+    /// import` writes and `check` and `verify` read when given no path.
+    pub breached_passwords: Option<PathBuf>,
 }
 
 impl Default for AuthSettings {
@@ -128,6 +131,7 @@ impl Default for AuthSettings {
             hash_queue: 64,
             security_events_days: 90,
             app_name: None,
+            breached_passwords: None,
         }
     }
 }

@@ -128,6 +128,8 @@ internal! {
 }
 
 pub use accounts::{AccountError, Accounts, CredentialInfo, TokenInfo};
+pub use auth::breached;
+pub use auth::breached::BreachedPasswords;
 pub use config::{ConfigError, Settings};
 pub use db::{Db, DbError, DbPool, Dialect};
 pub use domain::Email;

@@ -10,6 +10,8 @@ use time::OffsetDateTime;
 
 use gatehouse::{AccountError, Accounts, CredentialInfo, Email};
 
+mod breached;
+
 /// Gatehouse reference host.
 #[derive(Debug, Parser)]
 #[command(
@@ -37,6 +39,9 @@ enum Command {
     Passkey(PasskeyCommand),
     /// Apply database migrations and exit.
     Migrate,
+    /// Check passwords against the Pwned Passwords corpus, offline.
+    #[command(subcommand)]
+    Breached(breached::BreachedCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -120,6 +125,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(),
+        Command::Breached(command) => breached::run(command),
         command => {
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
@@ -201,7 +207,9 @@ fn read_password(from_stdin: bool) -> Result<SecretString, CliError> {
 
 async fn run(command: Command) -> Result<(), CliError> {
     match command {
-        Command::Serve => unreachable!("handled before the runtime starts"),
+        Command::Serve | Command::Breached(_) => {
+            unreachable!("handled before the runtime starts")
+        }
         Command::Migrate => {
             open().await?;
             println!("migrations applied");

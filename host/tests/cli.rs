@@ -3,6 +3,8 @@
 
 #[path = "cli/access.rs"]
 mod access;
+#[path = "cli/breached.rs"]
+mod breached;
 mod common;
 
 use argon2::{Argon2, PasswordHash, PasswordVerifier};

@@ -1,5 +1,6 @@
 //! Signing in and out: credentials, password hashes, throttling, accounts.
 
+pub mod breached;
 pub mod epoch;
 pub mod passkeys;
 mod password;
