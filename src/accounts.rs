@@ -12,12 +12,13 @@ use rocket::{Phase, Rocket};
 use secrecy::{ExposeSecret, SecretString};
 use time::OffsetDateTime;
 
+use crate::auth::new_password::NewPasswords;
 use crate::auth::users::{self, CreateUserError};
 use crate::auth::{passkeys, tokens, PasswordHasher};
 use crate::config::HashAlgorithm;
 use crate::db::Tx;
 use crate::db::{Db, DbError};
-use crate::domain::{Email, Password, PasswordRejection, SecretToken};
+use crate::domain::{Email, PasswordRejection, SecretToken};
 use crate::events::{AuthEvent, Events, Origin};
 use crate::session::{credential_change, end_every_session, Ending};
 use crate::state::GatehouseState;
@@ -296,13 +297,10 @@ impl Accounts {
     /// Checks `raw` against the policy and hashes it on a thread of its own.
     async fn hash(&self, raw: SecretString, hints: &[&str]) -> Result<String, AccountError> {
         let auth = &self.settings.auth;
-        let password = Password::parse(
-            raw.expose_secret().to_owned(),
-            auth.password_min_length,
-            hints,
-        )
-        .and_then(|p| p.hashable_by(auth.hash))
-        .map_err(|rejection| AccountError::Password(self.explain(rejection)))?;
+        let password = NewPasswords::new(auth)
+            .map_err(AccountError::Config)?
+            .check(raw.expose_secret().to_owned(), hints)
+            .map_err(|rejection| AccountError::Password(self.explain(rejection)))?;
         PasswordHasher::new(auth.hash, 0)
             .map_err(|e| AccountError::Hashing(format!("cannot start a hashing thread: {e}")))?
             .hash(&SecretString::from(password.expose().to_owned()))
@@ -325,6 +323,9 @@ impl Accounts {
             },
             PasswordRejection::TooCommon => {
                 "the password is too common or too easy to guess".into()
+            }
+            PasswordRejection::Breached => {
+                "the password appears in a breach of another service: choose another".into()
             }
         }
     }

@@ -12,7 +12,7 @@ use rocket::http::Status;
 use rocket::request::Request;
 use serde_json::Value;
 
-use crate::config::AuthSettings;
+use crate::auth::new_password::NewPasswords;
 use crate::domain::{Email, Password};
 use crate::error::{AuthError, FieldErrors};
 
@@ -179,13 +179,13 @@ impl Input {
         Self::required(name, text, before, errors)
     }
 
-    /// A new password under the policy, confirmed by
+    /// A new password under `rules`, confirmed by
     /// `password_confirmation`: codes go on `password` (`required`,
-    /// `confirmed`, the policy's rejection). `hints` are words the password
+    /// `confirmed`, the rules' rejection). `hints` are words the password
     /// must not be built on (the address).
     pub fn new_password(
         &self,
-        auth: &AuthSettings,
+        rules: &NewPasswords,
         hints: &[&str],
         errors: &mut FieldErrors,
     ) -> Option<Password> {
@@ -194,9 +194,7 @@ impl Input {
         if confirmation.as_deref() != Some(raw.as_str()) {
             errors.add("password", "confirmed");
         }
-        match Password::parse(raw, auth.password_min_length, hints)
-            .and_then(|p| p.hashable_by(auth.hash))
-        {
+        match rules.check(raw, hints) {
             Ok(password) => Some(password),
             Err(rejection) => {
                 errors.add("password", rejection.code());

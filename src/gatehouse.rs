@@ -5,6 +5,7 @@
 //! routes and catchers and manages [`GatehouseState`]. On every response it
 //! writes the session back and adds the screen headers.
 
+use crate::auth::new_password::NewPasswords;
 use std::sync::Arc;
 
 use rocket::fairing::{self, Fairing, Info, Kind};
@@ -156,6 +157,7 @@ impl Gatehouse {
         let mailer = Mailer::start(&settings.mail)?;
         let composer = Arc::new(Composer::new(&settings.app_name(), catalog.clone())?);
         let passkeys = Passkeys::new(db.clone(), &settings.base_url, &settings.app_name())?;
+        let new_passwords = NewPasswords::new(auth)?;
         let state = GatehouseState {
             two_factor: TwoFactor::new(db.clone(), secret_key.expose_secret()),
             hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
@@ -195,6 +197,7 @@ impl Gatehouse {
                 .unwrap_or_else(|| Arc::new(DefaultDispenser)),
             intent_handlers: self.intent_handlers.clone(),
             routes,
+            new_passwords,
         };
         Ok((state, odata))
     }

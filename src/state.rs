@@ -38,6 +38,8 @@ pub struct GatehouseState {
     pub intent_handlers: IntentHandlers,
     /// The host's named routes.
     pub routes: HostRoutes,
+    /// What a new password must pass (the policy, the breached list).
+    pub new_passwords: crate::auth::new_password::NewPasswords,
 }
 
 impl std::ops::Deref for GatehouseState {

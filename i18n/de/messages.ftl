@@ -8,6 +8,7 @@ msg-min_length = Verwenden Sie mindestens { $min } Zeichen.
 msg-max_length = Das ist zu lang.
 msg-confirmed = Die beiden Passwörter stimmen nicht überein.
 msg-too_common = Dieses Passwort ist zu verbreitet oder zu leicht zu erraten.
+msg-breached = Dieses Passwort ist bei einem anderen Dienst in einem Datenleck aufgetaucht. Bitte wählen Sie ein anderes.
 msg-in = Bitte wählen Sie einen der angebotenen Werte.
 msg-string = Bitte geben Sie Text ein.
 msg-reset_link_sent = Falls zu dieser Adresse ein Konto existiert, haben wir einen Link zum Wählen eines neuen Passworts gesendet.

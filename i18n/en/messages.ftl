@@ -8,6 +8,7 @@ msg-min_length = Use at least { $min } characters.
 msg-max_length = This is too long.
 msg-confirmed = The two passwords do not match.
 msg-too_common = This password is too common or too easy to guess.
+msg-breached = This password appears in a breach of another service. Choose another.
 msg-in = Please choose one of the offered values.
 msg-string = Please enter text.
 msg-reset_link_sent = If an account exists for that address, we have mailed it a link to choose a new password.

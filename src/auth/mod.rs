@@ -2,6 +2,7 @@
 
 pub mod breached;
 pub mod epoch;
+pub mod new_password;
 pub mod passkeys;
 mod password;
 pub mod reset;

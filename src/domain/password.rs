@@ -20,15 +20,19 @@ pub enum PasswordRejection {
     TooLong,
     /// Among the most common passwords, or easily guessed.
     TooCommon,
+    /// In the breached-password file (`auth.breached_passwords`).
+    Breached,
 }
 
 impl PasswordRejection {
-    /// The wire code (`min_length`, `max_length`, `too_common`).
+    /// The wire code (`min_length`, `max_length`, `too_common`,
+    /// `breached`).
     pub fn code(self) -> &'static str {
         match self {
             Self::TooShort => "min_length",
             Self::TooLong => "max_length",
             Self::TooCommon => "too_common",
+            Self::Breached => "breached",
         }
     }
 }

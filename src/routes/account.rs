@@ -40,7 +40,7 @@ pub async fn change_password(
     let answer = async {
         let input = body?;
         let mut errors = FieldErrors::new();
-        let password = input.new_password(&gh.settings.auth, &[&user.email], &mut errors);
+        let password = input.new_password(&gh.new_passwords, &[&user.email], &mut errors);
         let Some(password) = password.filter(|_| errors.is_empty()) else {
             return Err(AuthError::Validation(errors));
         };

@@ -12,7 +12,7 @@ use super::account::send_password_changed;
 use crate::auth::reset::broker;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
-use crate::config::AuthSettings;
+use crate::auth::new_password::NewPasswords;
 use crate::domain::{Email, Password};
 use crate::error::{AuthError, FieldErrors};
 use crate::events::{AuthEvent, Origin};
@@ -51,12 +51,12 @@ struct ResetForm {
 }
 
 impl ResetForm {
-    fn from_input(input: &Input, auth: &AuthSettings) -> Result<Self, AuthError> {
+    fn from_input(input: &Input, rules: &NewPasswords) -> Result<Self, AuthError> {
         let mut errors = FieldErrors::new();
         let token = input.required_text("token", &mut errors);
         let email = input.required_email("email", &mut errors);
         let hints: Vec<&str> = email.iter().map(Email::as_str).collect();
-        let password = input.new_password(auth, &hints, &mut errors);
+        let password = input.new_password(rules, &hints, &mut errors);
         match (token, email, password) {
             (Some(token), Some(email), Some(password)) if errors.is_empty() => Ok(Self {
                 token,
@@ -119,7 +119,7 @@ async fn reset(
     language: Language,
     from: &Origin,
 ) -> Result<(), AuthError> {
-    let form = ResetForm::from_input(input, &gh.settings.auth)?;
+    let form = ResetForm::from_input(input, &gh.new_passwords)?;
     let lifetime = gh.settings.auth.reset_token_minutes;
     let Some(user) = users::find_by_email(&gh.db, &form.email).await? else {
         return Err(AuthError::ResetFailed);

@@ -4,6 +4,7 @@
 mod database;
 
 mod account;
+mod breached;
 mod browser_safety;
 mod custom_host;
 mod ended_sessions;

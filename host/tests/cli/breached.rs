@@ -271,3 +271,41 @@ fn breached_check_of_a_missing_file_exits_2() {
     assert_eq!(exit_code(&check), Some(2));
     assert_eq!(check.stdout, "");
 }
+
+/// `user add` and `user set-password` refuse a password the configured
+/// file lists (exit 1, the reason on stderr) and take one it does not.
+#[tokio::test]
+async fn user_commands_refuse_a_listed_password() {
+    let test = crate::common::TestDb::new().await;
+    let leaked = "Quixotic-Lantern-Harbour-91";
+    let dir = tempfile::tempdir().unwrap();
+    let download = plain(dir.path(), "download.txt", &[line(leaked, 41)]);
+    import(dir.path(), &[download], &["--output", "filter.bin"]).assert_success();
+    let filter = dir.path().join("filter.bin");
+    let user = |args: &[&str], password: &str| {
+        let mut command = crate::common::gatehouse(&test);
+        command
+            .env(
+                "ROCKET_AUTH",
+                format!("{{breached_passwords=\"{}\"}}", filter.display()),
+            )
+            .arg("user")
+            .args(args);
+        run(command, Some(&format!("{password}\n")))
+    };
+    let add = [
+        "add",
+        "ada@example.org",
+        "--name",
+        "Ada",
+        "--password-stdin",
+    ];
+    let refused = user(&add, leaked);
+    refused.assert_failure(&["breach"]);
+    assert_eq!(exit_code(&refused), Some(1), "{}", refused.stderr);
+    user(&add, "violet meadow lantern orbit").assert_success();
+    let set = ["set-password", "ada@example.org", "--password-stdin"];
+    let refused = user(&set, leaked);
+    refused.assert_failure(&["breach"]);
+    assert_eq!(exit_code(&refused), Some(1), "{}", refused.stderr);
+}
