@@ -98,24 +98,18 @@ fn run_import(files: &[PathBuf], min_count: u64, output: PathBuf) -> Result<Exit
         files,
         &output,
         &ImportOptions::new().min_count(min_count),
-        |progress| match progress {
-            ImportProgress::Reading { read, total } => {
-                if phase != Some("reading") {
-                    phase = Some("reading");
-                    bar.set_style(reading.clone());
-                    bar.set_length(total);
-                }
-                bar.set_position(read);
+        |progress| {
+            let (name, style, at, total) = match progress {
+                ImportProgress::Reading { read, total } => ("reading", &reading, read, total),
+                ImportProgress::Building { done, total } => ("building", &building, done, total),
+                _ => return,
+            };
+            if phase != Some(name) {
+                phase = Some(name);
+                bar.set_style(style.clone());
+                bar.set_length(total);
             }
-            ImportProgress::Building { done, total } => {
-                if phase != Some("building") {
-                    phase = Some("building");
-                    bar.set_style(building.clone());
-                    bar.set_length(total);
-                }
-                bar.set_position(done);
-            }
-            _ => {}
+            bar.set_position(at);
         },
     );
     bar.finish_and_clear();
