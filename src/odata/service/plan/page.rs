@@ -158,6 +158,20 @@ pub(super) fn page<'p, 'm, 'q>(
     })
 }
 
+/// Refuses `expansions`, at any depth, into a set the caller may not read:
+/// what planning their follow-ups refuses, for a read that plans them
+/// later (a navigation's target) or not at all (`$top=0`).
+pub(super) fn refuse_unreadable(
+    ctx: &Ctx<'_>,
+    expansions: &[Expansion<'_, '_>],
+) -> Result<(), ODataError> {
+    admit(ctx, expansions)?;
+    for expansion in expansions {
+        refuse_unreadable(ctx, expansion.checked().expand())?;
+    }
+    Ok(())
+}
+
 /// The follow-ups of `expansions` of rows of `parents`.
 pub(super) fn follows<'p, 'm, 'q>(
     ctx: &Ctx<'m>,
@@ -220,10 +234,7 @@ pub(super) fn count(
 /// Refuses `expansions` into a set the caller may not read; answers the
 /// internal columns the parents' fetch must read for them (the to-one
 /// foreign keys, in order).
-pub(super) fn admit(
-    ctx: &Ctx<'_>,
-    expansions: &[Expansion<'_, '_>],
-) -> Result<Vec<String>, ODataError> {
+fn admit(ctx: &Ctx<'_>, expansions: &[Expansion<'_, '_>]) -> Result<Vec<String>, ODataError> {
     let mut internal = Vec::new();
     for e in expansions {
         if !e.target().readable_by(&ctx.caller) {

@@ -2,7 +2,7 @@
 //! plan of its collection, entity, count or navigation.
 
 use super::lookups::{key_in_path, key_restriction, navigation};
-use super::page::{admit, count, follows, key_column, key_type, page, seeking};
+use super::page::{count, key_column, key_type, page, refuse_unreadable, seeking};
 use super::parts::{Close, Listing, Navigate, Plan, Reading, Rows, Shape, Single, Waiting};
 use crate::odata::check::{check_query, Checked};
 use crate::odata::fetch::{fetch_query, Fetch, Restriction};
@@ -118,8 +118,7 @@ fn listing<'p, 'm, 'q>(
     let rows = match slice.rows() {
         0 => {
             // No row is read, yet an expansion is refused as on any page.
-            admit(ctx, checked.expand())?;
-            follows(ctx, source.set, checked.expand())?;
+            refuse_unreadable(ctx, checked.expand())?;
             Rows::None {
                 count: match query.count {
                     true => Some(count(ctx, &source, checked)?),
@@ -158,8 +157,7 @@ fn navigate<'p, 'm, 'q>(
     let nav = navigation(set, name)?;
     let target = checked.set();
     // The target's expansions are refused before the parent is read.
-    admit(ctx, checked.expand())?;
-    follows(ctx, target, checked.expand())?;
+    refuse_unreadable(ctx, checked.expand())?;
     let (internal, column) = match &nav.kind {
         NavigationKind::ToOne { column } => (vec![column.clone()], key_column(target)?),
         NavigationKind::ToMany { remote_column } => (Vec::new(), remote_column.clone()),
