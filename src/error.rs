@@ -102,6 +102,11 @@ pub enum AuthError {
     /// The caller is not signed in (401 `unauthenticated`).
     #[error("unauthenticated")]
     Unauthenticated,
+    /// The session must choose a new password first: its password was
+    /// found in the breached-password file (403 `password_change_required`;
+    /// a browser asking for a page goes to the change screen).
+    #[error("a new password is required first")]
+    PasswordChangeRequired,
     /// Nothing of the caller's has this id (404 `not_found`).
     #[error("not found")]
     NotFound,
@@ -151,7 +156,7 @@ impl AuthError {
     pub fn status(&self) -> Status {
         match self {
             Self::MalformedBody => Status::BadRequest,
-            Self::CrossOrigin => Status::Forbidden,
+            Self::CrossOrigin | Self::PasswordChangeRequired => Status::Forbidden,
             Self::PayloadTooLarge => Status::PayloadTooLarge,
             Self::Validation(_)
             | Self::Credentials
@@ -195,6 +200,7 @@ impl AuthError {
                 "errors": {"email": ["reset_failed"]}
             }),
             Self::Unauthenticated => json!({"message": "unauthenticated"}),
+            Self::PasswordChangeRequired => json!({"message": "password_change_required"}),
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
             Self::NotFound => json!({"message": "not_found"}),
             Self::TwoFactorState(code) => json!({"message": code}),

@@ -138,6 +138,6 @@ pub use events::{AuthEvent, AuthEventListener};
 pub use gatehouse::{Gatehouse, MissingRoute};
 pub use intents::{
     CompanySize, DefaultDispenser, Intent, IntentContext, IntentDispenser, IntentKind,
-    IntentResult, JobFunction, LegalForm, OrgSetupHandler, OrgSetupRequest,
+    IntentResult, JobFunction, LegalForm, OrgSetupHandler, OrgSetupRequest, PasswordChangeReason,
 };
 pub use session::{AuthUser, Guest, Session};

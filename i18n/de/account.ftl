@@ -33,6 +33,7 @@ account-event-lockout = Anmeldeversuche gebremst
 account-event-logout = Abgemeldet
 account-event-password_reset = Passwort zurückgesetzt
 account-event-password_changed = Passwort geändert
+account-event-breached_password = Anmeldung mit einem Passwort aus einem Datenleck; ein neues wurde verlangt
 account-event-two_factor_enabled = Anmeldung in zwei Schritten eingeschaltet
 account-event-two_factor_disabled = Anmeldung in zwei Schritten ausgeschaltet
 account-event-two_factor_failed = Falscher Code bei der Anmeldung

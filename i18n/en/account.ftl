@@ -33,6 +33,7 @@ account-event-lockout = Sign-in attempts throttled
 account-event-logout = Signed out
 account-event-password_reset = Password reset
 account-event-password_changed = Password changed
+account-event-breached_password = Signed in with a password found in a data breach; a new one was asked for
 account-event-two_factor_enabled = Two-factor sign-in turned on
 account-event-two_factor_disabled = Two-factor sign-in turned off
 account-event-two_factor_failed = Wrong two-factor code

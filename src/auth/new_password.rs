@@ -39,12 +39,18 @@ impl NewPasswords {
     /// `hints` (the address, the name) count against it.
     pub fn check(&self, raw: String, hints: &[&str]) -> Result<Password, PasswordRejection> {
         let password = Password::parse(raw, self.min_chars, hints)?.hashable_by(self.hash)?;
-        match &self.breached {
-            Some(breached) if breached.contains(password.expose()) => {
-                Err(PasswordRejection::Breached)
-            }
-            _ => Ok(password),
+        if self.is_listed(password.expose()) {
+            return Err(PasswordRejection::Breached);
         }
+        Ok(password)
+    }
+}
+
+impl NewPasswords {
+    /// Whether `raw` is in the breached-password file (never, without one):
+    /// a sign-in with such a password must choose a new one.
+    pub fn is_listed(&self, raw: &str) -> bool {
+        self.breached.as_ref().is_some_and(|b| b.contains(raw))
     }
 }
 

@@ -3,7 +3,7 @@
 use sqlx::Row;
 
 use super::epoch::Epoch;
-use crate::db::{Db, DbError, Tx};
+use crate::db::{Db, DbError, Dialect, Tx};
 use crate::domain::{Email, SecretToken};
 
 /// A user as the sign-in flow needs it.
@@ -20,10 +20,20 @@ pub struct UserRecord {
     /// The credential epoch, read in the statement that read the hash: a
     /// sign-in waiting for its second factor is good for this epoch only.
     pub epoch: Epoch,
+    /// Whether a sign-in found the password in the breached-password file
+    /// (`password_breached_at` is set): every sign-in asks for a new one.
+    pub breached: bool,
 }
 
-const COLUMNS: &str = "id, name, email, password, \
-     (SELECT epoch FROM gatehouse_credential_epochs WHERE user_id = users.id) AS credential_epoch";
+/// The columns of a [`UserRecord`].
+fn columns(d: Dialect) -> String {
+    format!(
+        "id, name, email, password, \
+         (SELECT epoch FROM gatehouse_credential_epochs WHERE user_id = users.id) AS credential_epoch, \
+         {} AS breached_at",
+        d.epoch_of("password_breached_at")
+    )
+}
 
 fn record(row: sqlx::any::AnyRow) -> Result<UserRecord, DbError> {
     Ok(UserRecord {
@@ -32,13 +42,15 @@ fn record(row: sqlx::any::AnyRow) -> Result<UserRecord, DbError> {
         email: row.try_get("email")?,
         password_hash: row.try_get("password")?,
         epoch: Epoch(row.try_get::<Option<i64>, _>("credential_epoch")?.unwrap_or(0)),
+        breached: row.try_get::<Option<i64>, _>("breached_at")?.is_some(),
     })
 }
 
 /// Finds a user by address, ignoring case.
 pub async fn find_by_email(db: &Db, email: &Email) -> Result<Option<UserRecord>, DbError> {
     let sql = format!(
-        "SELECT {COLUMNS} FROM users WHERE {}",
+        "SELECT {} FROM users WHERE {}",
+        columns(db.dialect()),
         db.dialect().email_matches("$1")
     );
     // MySQL binds by position: `$1` is bound as often as it occurs.
@@ -52,7 +64,7 @@ pub async fn find_by_email(db: &Db, email: &Email) -> Result<Option<UserRecord>,
 
 /// Finds a user by id.
 pub async fn find_by_id(db: &Db, id: i64) -> Result<Option<UserRecord>, DbError> {
-    let sql = format!("SELECT {COLUMNS} FROM users WHERE id = $1");
+    let sql = format!("SELECT {} FROM users WHERE id = $1", columns(db.dialect()));
     db.fetch_optional(sqlx::query(&db.dialect().placeholders(&sql)).bind(id))
         .await?
         .map(record)
@@ -103,15 +115,33 @@ pub async fn create(
     }
 }
 
-/// Replaces a user's password hash (a rehash at sign-in: one statement).
-pub async fn set_password_hash(db: &Db, id: i64, password_hash: &str) -> Result<(), DbError> {
-    let sql = set_password_sql(db.dialect());
+/// Replaces a user's password hash with one of the same password (a rehash
+/// at sign-in: one statement); a breached mark stays.
+pub async fn rehash_password(db: &Db, id: i64, password_hash: &str) -> Result<(), DbError> {
+    let sql = format!(
+        "UPDATE users SET password = $1, updated_at = {} WHERE id = $2",
+        db.dialect().now_utc()
+    );
+    let sql = db.dialect().placeholders(&sql);
     db.execute(sqlx::query(&sql).bind(password_hash.to_owned()).bind(id))
         .await?;
     Ok(())
 }
 
-/// Replaces a user's password hash, in `tx`.
+/// Marks the user's password as found in the breached-password file;
+/// answers whether it was not marked before.
+pub async fn mark_breached(db: &Db, id: i64) -> Result<bool, DbError> {
+    let sql = format!(
+        "UPDATE users SET password_breached_at = {} \
+         WHERE id = $1 AND password_breached_at IS NULL",
+        db.dialect().now_utc()
+    );
+    let sql = db.dialect().placeholders(&sql);
+    Ok(db.execute(sqlx::query(&sql).bind(id)).await? == 1)
+}
+
+/// Replaces a user's password with a new one, in `tx`: a breached mark is
+/// cleared, as the new password passed the check.
 pub async fn set_password_hash_in(
     tx: &mut Tx,
     id: i64,
@@ -123,10 +153,11 @@ pub async fn set_password_hash_in(
     Ok(())
 }
 
-/// The statement that sets `password` (`$1`) of user `$2`.
-fn set_password_sql(d: crate::db::Dialect) -> String {
+/// The statement that sets a new `password` (`$1`) of user `$2`.
+fn set_password_sql(d: Dialect) -> String {
     let sql = format!(
-        "UPDATE users SET password = $1, updated_at = {} WHERE id = $2",
+        "UPDATE users SET password = $1, password_breached_at = NULL, updated_at = {} \
+         WHERE id = $2",
         d.now_utc()
     );
     d.placeholders(&sql).into_owned()

@@ -99,6 +99,13 @@ pub enum AuthEvent {
         /// `users.id`.
         user_id: i64,
     },
+    /// A correct sign-in's password is in the breached-password file: the
+    /// user is marked and asked for a new password at every sign-in until
+    /// they choose one.
+    BreachedPassword {
+        /// `users.id`.
+        user_id: i64,
+    },
     /// A user's password was changed (by the user, or by an operator).
     PasswordChanged {
         /// `users.id`.
@@ -175,6 +182,7 @@ impl AuthEvent {
             Self::SecondFactorLockout { .. } => "SecondFactorLockout",
             Self::Logout { .. } => "Logout",
             Self::PasswordReset { .. } => "PasswordReset",
+            Self::BreachedPassword { .. } => "BreachedPassword",
             Self::PasswordChanged { .. } => "PasswordChanged",
             Self::TwoFactorEnabled { .. } => "TwoFactorEnabled",
             Self::TwoFactorDisabled { .. } => "TwoFactorDisabled",
@@ -210,6 +218,7 @@ impl AuthEvent {
             Self::Lockout { .. } | Self::SecondFactorLockout { .. } => "lockout",
             Self::Logout { .. } => "logout",
             Self::PasswordReset { .. } => "password_reset",
+            Self::BreachedPassword { .. } => "breached_password",
             Self::PasswordChanged { .. } => "password_changed",
             Self::TwoFactorEnabled { .. } => "two_factor_enabled",
             Self::TwoFactorDisabled { .. } => "two_factor_disabled",
@@ -234,6 +243,7 @@ impl AuthEvent {
             | Self::SecondFactorLockout { user_id }
             | Self::Logout { user_id }
             | Self::PasswordReset { user_id }
+            | Self::BreachedPassword { user_id }
             | Self::PasswordChanged { user_id }
             | Self::TwoFactorEnabled { user_id }
             | Self::TwoFactorDisabled { user_id }
@@ -313,6 +323,11 @@ impl AuthEvent {
             Self::PasswordReset { user_id } => {
                 tracing::info!(event = name, user_id, "password reset")
             }
+            Self::BreachedPassword { user_id } => tracing::warn!(
+                event = name,
+                user_id,
+                "signed in with a password found in the breached-password file"
+            ),
             Self::PasswordChanged { user_id } => {
                 tracing::info!(event = name, user_id, "password changed")
             }

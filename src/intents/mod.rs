@@ -1,7 +1,9 @@
 //! The intent loop: after signing in, the host decides what the user does next.
 //!
 //! The host's [`IntentDispenser`] answers an [`Intent`] — go somewhere
-//! (`redirect`) or set up an organisation first (`org_setup`). The screens
+//! (`redirect`) or set up an organisation first (`org_setup`). Gatehouse
+//! dispenses one kind itself, before the host is asked: `password_change`,
+//! while the user's password is marked breached. The screens
 //! follow it; an `org_setup` submission reaches the host's
 //! [`OrgSetupHandler`], whose [`IntentResult`] either satisfies the intent
 //! (the dispenser is asked again) or asks for more input.
@@ -18,7 +20,7 @@ mod registry;
 pub use context::IntentContext;
 pub use dispenser::DefaultDispenser;
 pub use org_setup::{CompanySize, JobFunction, LegalForm, OrgSetupHandler, OrgSetupRequest};
-pub use registry::{Intent, IntentHandlers, IntentKind, Submission};
+pub use registry::{Intent, IntentHandlers, IntentKind, PasswordChangeReason, Submission};
 
 use serde_json::Value;
 

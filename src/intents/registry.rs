@@ -39,8 +39,10 @@ impl Submission {
 }
 
 /// Declares the intent kinds: `IntentKind`, `Intent` and the host's handlers,
-/// from one table. `redirect`, the way out of the loop, is part of every
-/// table; each entry is a kind the user answers on a screen. A kind's
+/// from one table. Two kinds are Gatehouse's own and part of every table:
+/// `redirect`, the way out of the loop, and `password_change`, which
+/// Gatehouse dispenses and answers itself (`routes/password_change.rs`);
+/// each entry is a kind the user answers on a screen to a host's handler. A kind's
 /// request type reads the answer (`from_input`), and its handler trait has
 /// one method, `handle(&self, user, request, ctx) -> IntentResult`.
 macro_rules! intents {
@@ -63,17 +65,22 @@ macro_rules! intents {
         pub enum IntentKind {
             /// `redirect`: navigate to an absolute URL.
             Redirect,
+            /// `password_change`: choose a new password before anything
+            /// else (Gatehouse's own: its password was found breached).
+            PasswordChange,
             $($(#[$doc])* $name,)+
         }
 
         impl IntentKind {
             /// Every kind.
-            pub const ALL: &'static [IntentKind] = &[IntentKind::Redirect, $(IntentKind::$name),+];
+            pub const ALL: &'static [IntentKind] =
+                &[IntentKind::Redirect, IntentKind::PasswordChange, $(IntentKind::$name),+];
 
             /// The wire name (`redirect`, `org_setup`).
             pub fn as_str(self) -> &'static str {
                 match self {
                     Self::Redirect => "redirect",
+                    Self::PasswordChange => "password_change",
                     $(Self::$name => $wire,)+
                 }
             }
@@ -83,6 +90,11 @@ macro_rules! intents {
             pub(crate) fn submission(self) -> Option<Submission> {
                 match self {
                     Self::Redirect => None,
+                    Self::PasswordChange => Some(Submission {
+                        kind: self,
+                        screen: Screen::ChangePassword,
+                        path: "/auth/intents/password-change",
+                    }),
                     $(Self::$name => Some(Submission {
                         kind: self,
                         screen: Screen::$screen,
@@ -102,6 +114,11 @@ macro_rules! intents {
                 /// Absolute URL.
                 target: String,
             },
+            /// `password_change`: choose a new password first.
+            PasswordChange {
+                /// Why a new one is needed.
+                reason: PasswordChangeReason,
+            },
             $(
                 $(#[$doc])*
                 $name {
@@ -115,6 +132,7 @@ macro_rules! intents {
             pub fn kind(&self) -> IntentKind {
                 match self {
                     Self::Redirect { .. } => IntentKind::Redirect,
+                    Self::PasswordChange { .. } => IntentKind::PasswordChange,
                     $(Self::$name { .. } => IntentKind::$name,)+
                 }
             }
@@ -129,6 +147,7 @@ macro_rules! intents {
             pub fn envelope(&self) -> Value {
                 let payload = match self {
                     Self::Redirect { target } => json!({ "target": target }),
+                    Self::PasswordChange { reason } => json!({ "reason": reason.as_str() }),
                     $(Self::$name { $($field),* } => json!({ $($field_wire: $field),* }),)+
                 };
                 json!({ "kind": self.kind().as_str(), "version": "1", "payload": payload })
@@ -138,6 +157,7 @@ macro_rules! intents {
             pub fn screen_url(&self) -> String {
                 match self {
                     Self::Redirect { target } => target.clone(),
+                    Self::PasswordChange { .. } => Screen::ChangePassword.path().to_owned(),
                     $(Self::$name { .. } => Screen::$screen.path().to_owned(),)+
                 }
             }
@@ -158,7 +178,11 @@ macro_rules! intents {
             /// The handler the host bound for `kind`.
             pub(crate) fn bound(&self, kind: IntentKind) -> Result<Bound<'_>, AuthError> {
                 match kind {
-                    IntentKind::Redirect => Err(AuthError::UnknownIntent),
+                    // Gatehouse answers `password_change` itself, while one
+                    // is due.
+                    IntentKind::Redirect | IntentKind::PasswordChange => {
+                        Err(AuthError::UnknownIntent)
+                    }
                     $(IntentKind::$name => match self.$builder.as_deref() {
                         Some(handler) => Ok(Bound::$name(handler)),
                         None => Err(AuthError::IntentHandlerMissing {
@@ -209,6 +233,24 @@ intents! {
         handler: OrgSetupHandler,
         builder: org_setup,
     },
+}
+
+/// Why a `password_change` intent asks for a new password (more reasons
+/// will come: match with a wildcard arm).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PasswordChangeReason {
+    /// `breached`: the password is in the breached-password file.
+    Breached,
+}
+
+impl PasswordChangeReason {
+    /// The wire name (`breached`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Breached => "breached",
+        }
+    }
 }
 
 impl IntentKind {
@@ -266,7 +308,18 @@ mod tests {
         );
         assert_eq!(
             IntentKind::screen_paths().collect::<Vec<_>>(),
-            [("org_setup", "/login/org-setup")]
+            [
+                ("password_change", "/login/change-password"),
+                ("org_setup", "/login/org-setup")
+            ]
+        );
+        let change = Intent::PasswordChange {
+            reason: PasswordChangeReason::Breached,
+        };
+        assert_eq!(change.screen_url(), "/login/change-password");
+        assert_eq!(
+            change.envelope(),
+            json!({"kind": "password_change", "version": "1", "payload": {"reason": "breached"}})
         );
     }
 }

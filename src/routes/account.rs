@@ -9,6 +9,7 @@ use super::sessions::listing;
 use crate::auth::two_factor::Status;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
+use crate::domain::Password;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::AuthEvent;
 use crate::i18n::Language;
@@ -31,12 +32,8 @@ pub async fn change_password(
     body: Result<Input, BodyError>,
 ) -> Posted<Reply> {
     let AccountRequest {
-        who: user,
-        session,
-        from,
-        ..
+        who: user, session, ..
     } = &caller;
-    let language = caller.language;
     let answer = async {
         let input = body?;
         let mut errors = FieldErrors::new();
@@ -45,19 +42,7 @@ pub async fn change_password(
             return Err(AuthError::Validation(errors));
         };
         caller.confirm_password(gh, &input, "current_password").await?;
-        let hash = gh
-            .hasher
-            .hash(&SecretString::from(password.expose().to_owned()))
-            .await
-            .map_err(AuthError::Internal)?;
-        // This browser stays signed in, under an id minted now, with a new
-        // remember cookie if it had one; every other is void.
-        let new_password = async |tx: &mut Tx| users::set_password_hash_in(tx, user.id, &hash).await;
-        caller
-            .change_credentials(gh, Keeping::NoneButThisBrowser, new_password)
-            .await?;
-        gh.events.emit(AuthEvent::PasswordChanged { user_id: user.id }, from).await;
-        send_password_changed(gh, language, &user.name, &user.email);
+        set_new_password(&caller, gh, &password).await?;
         if input.is_form() {
             session.set_flash(json!({"message": "password_changed"}));
             return Ok(Reply::screen(Screen::Account.path()));
@@ -66,6 +51,32 @@ pub async fn change_password(
     }
     .await;
     Posted(answer)
+}
+
+/// Sets `password` as the caller's new one, in one transaction with every
+/// session of theirs, every remember cookie and every pending second step it
+/// ends (and the breached mark it clears); this browser stays signed in
+/// under an id minted now, with a new remember cookie if it had one; the
+/// event is recorded and the "password changed" mail goes out.
+pub async fn set_new_password(
+    caller: &AccountRequest<'_>,
+    gh: &GatehouseState,
+    password: &Password,
+) -> Result<(), AuthError> {
+    let user = &caller.who;
+    let hash = gh
+        .hasher
+        .hash(&SecretString::from(password.expose().to_owned()))
+        .await
+        .map_err(AuthError::Internal)?;
+    let new_password = async |tx: &mut Tx| users::set_password_hash_in(tx, user.id, &hash).await;
+    caller
+        .change_credentials(gh, Keeping::NoneButThisBrowser, new_password)
+        .await?;
+    let changed = AuthEvent::PasswordChanged { user_id: user.id };
+    gh.events.emit(changed, &caller.from).await;
+    send_password_changed(gh, caller.language, &user.name, &user.email);
+    Ok(())
 }
 
 /// How many of the latest security events the account screen shows.

@@ -7,7 +7,7 @@ use rocket::{catch, catchers, Catcher, Request};
 
 use crate::error::AuthError;
 use crate::screens::Screen;
-use crate::session::wants_html;
+use crate::session::{wants_html, PasswordChangeRefused};
 
 /// Every catcher, for registering at `/`.
 pub fn all() -> Vec<Catcher> {
@@ -25,10 +25,19 @@ fn unauthorized(req: &Request<'_>) -> Result<Redirect, AuthError> {
     }
 }
 
-/// `SameOrigin` refused the request.
+/// `SameOrigin` refused the request, or a session that must choose a new
+/// password asked for anything else: a browser goes to the change screen,
+/// a script gets 403 `password_change_required`.
 #[catch(403)]
-fn forbidden() -> AuthError {
-    AuthError::CrossOrigin
+fn forbidden(req: &Request<'_>) -> Result<Redirect, AuthError> {
+    if !PasswordChangeRefused::of(req) {
+        return Err(AuthError::CrossOrigin);
+    }
+    if wants_html(req) {
+        Ok(Redirect::to(Screen::ChangePassword.path()))
+    } else {
+        Err(AuthError::PasswordChangeRequired)
+    }
 }
 
 /// The database could not be reached while loading the session.

@@ -33,9 +33,7 @@ impl<'r> FromRequest<'r> for Submission {
     }
 }
 
-/// Hands a validated answer to the host's handler of its kind: JSON
-/// `{status, next_step, errors, next}`, or for a form post a 303 to the next
-/// intent's screen (when satisfied) or back to the kind's screen.
+/// Hands a validated answer to the host's handler of its kind.
 #[post("/auth/intents/<_kind>", data = "<body>")]
 pub async fn submit(
     submission: Submission,
@@ -51,36 +49,48 @@ pub async fn submit(
         let input = body?;
         let ctx = gh.intent_context(session.clone());
         let result = handler.handle(&input, &user, &ctx).await?;
-        let (status, next_step, errors, next) = match &result {
-            IntentResult::Satisfied => {
-                let next = gh.dispenser.dispense(&user, &ctx).await;
-                ("satisfied", Value::Null, Value::Null, Some(next))
-            }
-            IntentResult::NeedsMoreInput(step) => {
-                ("needs_more_input", step.clone(), Value::Null, None)
-            }
-            IntentResult::Error(errors) => ("error", Value::Null, errors.to_json(), None),
-        };
-        if input.is_form() {
-            return Ok(match next {
-                Some(next) => Reply::screen(next.screen_url()),
-                None => {
-                    session.set_flash(
-                        json!({"message": status, "next_step": next_step, "errors": errors}),
-                    );
-                    Reply::screen(submission.screen.path())
-                }
-            });
-        }
-        Ok(Reply::json(json!({
-            "status": status,
-            "next_step": next_step,
-            "errors": errors,
-            "next": next.map(|n| n.envelope()),
-        })))
+        Ok(reply(gh, submission, &input, &user, &session, result).await)
     }
     .await;
     Posted(answer)
+}
+
+/// The answer to one submission of `submission`'s kind, after `result`:
+/// JSON `{status, next_step, errors, next}` (the dispenser chooses `next`
+/// when the intent is satisfied), or for a form post a 303 to the next
+/// intent's screen (when satisfied) or back to the kind's screen.
+pub(super) async fn reply(
+    gh: &GatehouseState,
+    submission: Submission,
+    input: &Input,
+    user: &AuthUser,
+    session: &Session,
+    result: IntentResult,
+) -> Reply {
+    let (status, next_step, errors, next) = match &result {
+        IntentResult::Satisfied => {
+            let ctx = gh.intent_context(session.clone());
+            let next = gh.dispenser.dispense(user, &ctx).await;
+            ("satisfied", Value::Null, Value::Null, Some(next))
+        }
+        IntentResult::NeedsMoreInput(step) => ("needs_more_input", step.clone(), Value::Null, None),
+        IntentResult::Error(errors) => ("error", Value::Null, errors.to_json(), None),
+    };
+    if input.is_form() {
+        return match next {
+            Some(next) => Reply::screen(next.screen_url()),
+            None => {
+                session.set_flash(json!({"message": status, "next_step": next_step, "errors": errors}));
+                Reply::screen(submission.screen.path())
+            }
+        };
+    }
+    Reply::json(json!({
+        "status": status,
+        "next_step": next_step,
+        "errors": errors,
+        "next": next.map(|n| n.envelope()),
+    }))
 }
 
 /// Any other intent kind: 404 `unknown_intent`.

@@ -1,16 +1,17 @@
 //! `POST /auth/login`: the password, then (for a user with two-factor
 //! sign-in on) a pending sign-in that `POST /auth/two-factor-challenge`
-//! completes.
+//! completes. A right password found in the breached-password file marks
+//! the user: the sign-in ends in the `password_change` intent.
 
 use rocket::response::Redirect;
 use rocket::{post, State};
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde_json::json;
 
 use super::posting::GuestRequest;
 use super::password_check::{check_password, Checked};
 use super::pending;
-use super::sign_in::{finish, Completing, Proven};
+use super::sign_in::{finish, note_breached, Completing, Proven};
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
@@ -68,9 +69,12 @@ pub async fn login(
         let credentials = Credentials::from_input(&input)?;
         let checked =
             check_password(gh, client, from, &credentials.email, &credentials.password).await?;
-        let Checked::Right(user) = checked else {
+        let Checked::Right(mut user) = checked else {
             return Err(AuthError::Credentials);
         };
+        if gh.new_passwords.is_listed(credentials.password.expose_secret()) {
+            note_breached(gh, &mut user, from).await?;
+        }
         if gh.two_factor.is_enabled(user.id).await? {
             // Not signed in yet: the second factor completes it, under the
             // credential epoch read with the password hash that was checked.

@@ -15,6 +15,7 @@ mod login;
 mod logout;
 pub(crate) mod notify;
 mod passkeys;
+mod password_change;
 mod password_check;
 mod pending;
 mod reset;
@@ -44,6 +45,7 @@ pub fn all() -> Vec<Route> {
         reset::reset_password_signed_in,
         intents::submit,
         intents::unknown,
+        password_change::submit,
         screens::login,
         screens::login_signed_in,
         screens::forgot_password,
@@ -51,6 +53,8 @@ pub fn all() -> Vec<Route> {
         screens::set_password,
         screens::set_password_signed_in,
         screens::org_setup,
+        screens::change_password,
+        screens::change_password_not_due,
         screens::logout_confirm,
         account::screen,
         account::change_password,
@@ -112,6 +116,13 @@ mod tests {
                 screen.path()
             );
         }
+    }
+
+    #[test]
+    fn a_session_that_must_change_its_password_may_reach_the_change_and_sign_out() {
+        let change = IntentKind::PasswordChange.submission().expect("a screen");
+        let open = [change.screen.path(), change.path, Screen::Logout.path()];
+        assert_eq!(open, crate::session::password_change::OPEN_PATHS);
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub async fn check_password(
             .hash(password)
             .await
             .map_err(AuthError::Internal)?;
-        users::set_password_hash(&gh.db, user.id, &rehashed).await?;
+        users::rehash_password(&gh.db, user.id, &rehashed).await?;
     }
     drop(place);
     Ok(Checked::Right(user))

@@ -10,7 +10,7 @@ use crate::error::AuthError;
 use crate::i18n::Language;
 use crate::intents::{CompanySize, JobFunction};
 use crate::security::same_site_path;
-use crate::session::{AuthUser, Guest, Session, INTENDED_KEY};
+use crate::session::{AuthUser, Guest, PasswordChangeDue, Session, INTENDED_KEY};
 use crate::screens::{Page, Screen, View};
 use crate::state::GatehouseState;
 
@@ -76,6 +76,30 @@ pub fn org_setup(
         ..View::default()
     };
     gh.screens.render(Screen::OrgSetup, language, view)
+}
+
+/// `GET /login/change-password`: a new password before anything else, for
+/// a session whose password was found breached.
+#[get("/login/change-password")]
+pub fn change_password(
+    _due: PasswordChangeDue,
+    session: Session,
+    language: Language,
+    gh: &State<GatehouseState>,
+) -> Html {
+    let view = View {
+        flash: session.take_flash(),
+        args: vec![("min", gh.settings.auth.password_min_length.to_string())],
+        ..View::default()
+    };
+    gh.screens.render(Screen::ChangePassword, language, view)
+}
+
+/// `GET /login/change-password` when no change is due: on to `dashboard`
+/// (a guest signs in first).
+#[get("/login/change-password", rank = 2)]
+pub fn change_password_not_due(_user: AuthUser, gh: &State<GatehouseState>) -> Redirect {
+    gh.to_dashboard()
 }
 
 /// `GET /logout`: asks before signing out.

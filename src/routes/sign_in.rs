@@ -2,7 +2,7 @@
 //! factor, or by passkey — in one place: [`finish`] signs the proven user
 //! in under a new session id, issues the remember-me cookie when asked,
 //! records the event, tells the owner of a new device and dispenses the
-//! next intent.
+//! next intent (`password_change` first for a password found breached).
 
 use serde_json::json;
 
@@ -11,9 +11,10 @@ use crate::auth::users::{self, UserRecord};
 use crate::error::AuthError;
 use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
+use crate::intents::{Intent, PasswordChangeReason};
 use crate::reply::Reply;
 use crate::session::device::{self, Device};
-use crate::session::{remember, AuthUser, Session, SignedInBy};
+use crate::session::{password_change, remember, AuthUser, Session, SignedInBy};
 use crate::state::GatehouseState;
 use rocket::http::CookieJar;
 
@@ -24,6 +25,23 @@ pub enum Method {
     Password,
     /// A passkey alone, user verified: both factors.
     Passkey,
+}
+
+/// Notes that the password a sign-in of `user` just proved is in the
+/// breached-password file: the user is marked (the event is recorded when
+/// the mark is new), and this sign-in, like every later one until a new
+/// password is set, ends in `password_change`.
+pub async fn note_breached(
+    gh: &GatehouseState,
+    user: &mut UserRecord,
+    from: &Origin,
+) -> Result<(), AuthError> {
+    if users::mark_breached(&gh.db, user.id).await? {
+        let event = AuthEvent::BreachedPassword { user_id: user.id };
+        gh.events.emit(event, from).await;
+    }
+    user.breached = true;
+    Ok(())
 }
 
 /// A sign-in whose factors all passed, to be completed.
@@ -97,7 +115,8 @@ impl<'a, 'r> Completing<'a, 'r> {
 
 /// Signs `proven.user` in on this session (a new id), issues the remember
 /// cookie when asked, tells the owner of a sign-in from a new device, and
-/// answers the next intent, however the sign-in was proven.
+/// answers the next intent, however the sign-in was proven: for a user whose
+/// password is marked breached, `password_change` first.
 pub async fn finish(
     gh: &GatehouseState,
     at: Completing<'_, '_>,
@@ -111,6 +130,7 @@ pub async fn finish(
         passkey_id,
     } = proven;
     let session = at.session;
+    let breached = user.breached;
     session.sign_in(user.id);
     session.signed_in_by(SignedInBy {
         remember: None,
@@ -149,10 +169,18 @@ pub async fn finish(
         name: user.name,
         email: user.email,
     };
-    let next = gh
-        .dispenser
-        .dispense(&auth_user, &gh.intent_context(session.clone()))
-        .await;
+    // A password found breached is changed before anything else: Gatehouse
+    // dispenses that itself, before the host's dispenser is asked.
+    let next = if breached {
+        password_change::require(session);
+        Intent::PasswordChange {
+            reason: PasswordChangeReason::Breached,
+        }
+    } else {
+        gh.dispenser
+            .dispense(&auth_user, &gh.intent_context(session.clone()))
+            .await
+    };
     if is_form {
         return Ok(Reply::screen(next.screen_url()));
     }

@@ -92,6 +92,14 @@ screens! {
         messages: "orgSetup",
         form_posts: ["/auth/intents/org-setup"],
     },
+    /// `GET /login/change-password`: the `password_change` intent, a new
+    /// password before anything else.
+    ChangePassword {
+        path: "/login/change-password",
+        template: "change-password",
+        messages: "changePassword",
+        form_posts: ["/auth/intents/password-change"],
+    },
     /// `GET /account`: password, two-factor sign-in, sessions and recent
     /// security activity of the signed-in user.
     Account {

@@ -11,7 +11,8 @@ use rocket::request::{FromRequest, Outcome, Request};
 use rocket::{Ignite, Rocket, Sentinel};
 use serde_json::Value;
 
-use super::{gatehouse_missing, wants_html, Session, INTENDED_KEY};
+use super::password_change::{self, Due};
+use super::{forget_remembered, gatehouse_missing, wants_html, Session, INTENDED_KEY};
 use crate::auth::users;
 use crate::error::AuthError;
 use crate::shared::Shared;
@@ -27,7 +28,18 @@ pub struct AuthUser {
     pub email: String,
 }
 
-async fn current_user(req: &Request<'_>) -> Result<Option<AuthUser>, AuthError> {
+/// The signed-in user of a request, and whether their password must be
+/// changed before anything else ([`password_change`]).
+#[derive(Debug, Clone)]
+pub(crate) struct SignedIn {
+    /// Who is signed in.
+    pub(crate) user: AuthUser,
+    /// Their password is marked breached: only the change and signing out
+    /// are open to this session.
+    pub(crate) must_change_password: bool,
+}
+
+async fn current_user(req: &Request<'_>) -> Result<Option<SignedIn>, AuthError> {
     let session = Session::of(req).await?;
     let Some(id) = session.user_id() else {
         return Ok(None);
@@ -35,10 +47,23 @@ async fn current_user(req: &Request<'_>) -> Result<Option<AuthUser>, AuthError> 
     let Some(gh) = Shared::of(req) else {
         return Ok(None);
     };
-    Ok(users::find_by_id(&gh.db, id).await?.map(|u| AuthUser {
-        id: u.id,
-        name: u.name,
-        email: u.email,
+    let Some(user) = users::find_by_id(&gh.db, id).await? else {
+        return Ok(None);
+    };
+    if user.breached && password_change::due(&session) == Due::Lapsed {
+        // Ten minutes without a new password: the session ends, and this
+        // browser's remember-me cookie with it.
+        session.destroy();
+        forget_remembered(req.cookies(), gh).await?;
+        return Ok(None);
+    }
+    Ok(Some(SignedIn {
+        user: AuthUser {
+            id: user.id,
+            name: user.name,
+            email: user.email,
+        },
+        must_change_password: user.breached,
     }))
 }
 
@@ -49,18 +74,20 @@ async fn current_user(req: &Request<'_>) -> Result<Option<AuthUser>, AuthError> 
 struct LookupFailed(Status, String);
 
 impl LookupFailed {
+    fn error(&self) -> AuthError {
+        match self {
+            LookupFailed(Status::ServiceUnavailable, _) => AuthError::Unavailable,
+            LookupFailed(_, cause) => AuthError::Internal(cause.clone()),
+        }
+    }
+
     fn outcome<T>(&self) -> Outcome<T, AuthError> {
-        let LookupFailed(status, cause) = self;
-        let error = match *status {
-            Status::ServiceUnavailable => AuthError::Unavailable,
-            _ => AuthError::Internal(cause.clone()),
-        };
-        Outcome::Error((*status, error))
+        Outcome::Error((self.0, self.error()))
     }
 }
 
 /// The signed-in user, looked up once per request.
-async fn resolve<'r>(req: &'r Request<'_>) -> &'r Result<Option<AuthUser>, LookupFailed> {
+async fn resolve<'r>(req: &'r Request<'_>) -> &'r Result<Option<SignedIn>, LookupFailed> {
     req.local_cache_async(async {
         current_user(req)
             .await
@@ -91,7 +118,15 @@ impl<'r> FromRequest<'r> for AuthUser {
 
     async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
         match resolve(req).await {
-            Ok(Some(user)) => Outcome::Success(user.clone()),
+            Ok(Some(signed)) if signed.must_change_password => {
+                if password_change::open_to(req.uri().path().as_str()) {
+                    return Outcome::Success(signed.user.clone());
+                }
+                // The 403 catcher sends a browser to the change screen.
+                req.local_cache(|| PasswordChangeRefused(true));
+                Outcome::Error((Status::Forbidden, AuthError::PasswordChangeRequired))
+            }
+            Ok(Some(signed)) => Outcome::Success(signed.user.clone()),
             Ok(None) => {
                 if req.method() == Method::Get && wants_html(req) {
                     if let (Some(session), Some(gh)) =
@@ -105,6 +140,46 @@ impl<'r> FromRequest<'r> for AuthUser {
             }
             Err(failed) => failed.outcome(),
         }
+    }
+}
+
+/// Whether this request's [`AuthUser`] guard refused a session that must
+/// change its password first (what the 403 catcher answers).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PasswordChangeRefused(pub(crate) bool);
+
+impl PasswordChangeRefused {
+    /// Whether `req` was refused for want of a new password.
+    pub(crate) fn of(req: &Request<'_>) -> bool {
+        req.local_cache(|| PasswordChangeRefused(false)).0
+    }
+}
+
+/// A signed-in caller who must choose a new password now; forwards for
+/// anyone else (the change screen sends them on, its `POST` answers 404
+/// `unknown_intent`).
+#[derive(Debug, Clone, Copy)]
+pub struct PasswordChangeDue;
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for PasswordChangeDue {
+    type Error = AuthError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        match resolve(req).await {
+            Ok(Some(signed)) if signed.must_change_password => Outcome::Success(PasswordChangeDue),
+            Ok(_) => Outcome::Forward(Status::NotFound),
+            Err(failed) => failed.outcome(),
+        }
+    }
+}
+
+/// Whether the session of `req` is signed in and must change its password
+/// first (the OData routes refuse it: 403 `password_change_required`).
+pub(crate) async fn password_change_due(req: &Request<'_>) -> Result<bool, AuthError> {
+    match resolve(req).await {
+        Ok(signed) => Ok(signed.as_ref().is_some_and(|s| s.must_change_password)),
+        Err(failed) => Err(failed.error()),
     }
 }
 

@@ -11,12 +11,14 @@
 mod cookies;
 pub mod device;
 mod guards;
+pub(crate) mod password_change;
 mod remember;
 mod remember_store;
 pub mod store;
 
 pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
+pub(crate) use guards::{password_change_due, PasswordChangeDue, PasswordChangeRefused};
 pub use remember::{
     credential_change, end_every_session, forget as forget_remembered, reissue as reissue_remembered,
     remember, sweep as sweep_remembered, void_session as void_remembered_session,

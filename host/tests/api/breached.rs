@@ -1,20 +1,21 @@
 //! A new password found in the breached-password file
 //! (`auth.breached_passwords`) is refused wherever a password is set, as
 //! `breached`, after the policy's own codes; a password not in it is
-//! accepted; a missing or damaged file stops start-up.
+//! accepted; a missing or damaged file stops start-up. A sign-in whose right
+//! password is in it must choose a new one before anything else.
 
 use std::path::{Path, PathBuf};
 
 use gatehouse::breached::{import, ImportOptions};
 use rocket::error::ErrorKind;
-use rocket::http::Status;
+use rocket::http::{ContentType, Status};
 use rocket::local::asynchronous::Client;
 use serde_json::{json, Value};
 use sha1::{Digest, Sha1};
 use tempfile::TempDir;
 
-use crate::helpers::{figment, json, PASSWORD};
-use crate::mailbox::{request_link, spawn_mail_app_with};
+use crate::helpers::{figment, json, location, set_cookie, PASSWORD};
+use crate::mailbox::{request_link, spawn_mail_app_with, Mailbox};
 
 const ADA: &str = "ada@example.org";
 /// Strong by every rule of the policy, and in the corpus.
@@ -120,4 +121,230 @@ async fn a_missing_or_damaged_file_stops_start_up() {
             other => panic!("unexpected ignite error: {other:?}"),
         }
     }
+}
+
+/// What a sign-in with a listed password is told to do next.
+fn change_first() -> Value {
+    json!({"kind": "password_change", "version": "1", "payload": {"reason": "breached"}})
+}
+
+fn new_password(password: &str, confirmation: &str) -> Value {
+    json!({"password": password, "password_confirmation": confirmation})
+}
+
+/// An app that checks passwords against the test's corpus, with Ada, whose
+/// password is in it (a member of an organisation: after the change, the
+/// host's dispenser sends her to `dashboard`).
+async fn app_with_a_leaked_password(dir: &TempDir) -> (crate::helpers::TestApp, Mailbox, i64) {
+    let path = filter(dir.path());
+    let (app, mailbox) =
+        spawn_mail_app_with(|f| f.merge(("auth.breached_passwords", path.display().to_string())))
+            .await;
+    let ada = app.create_user_with_organisation(ADA, LEAKED).await;
+    (app, mailbox, ada)
+}
+
+#[rocket::async_test]
+async fn a_sign_in_with_a_listed_password_changes_it_before_anything_else() {
+    let dir = TempDir::new().expect("a directory");
+    let (app, mailbox, ada) = app_with_a_leaked_password(&dir).await;
+    // Another browser signed in first: it is held the same way, and the
+    // change ends it.
+    let other = app.another_instance().await;
+    let signed_in = other
+        .post("/auth/login")
+        .header(ContentType::JSON)
+        .body(json!({"email": ADA, "password": LEAKED}).to_string())
+        .dispatch()
+        .await;
+    assert_eq!(signed_in.status(), Status::Ok);
+    drop(signed_in);
+
+    let login = app
+        .post_json("/auth/login", json!({"email": ADA, "password": LEAKED}))
+        .await;
+    assert_eq!(login.status(), Status::Ok);
+    assert_eq!(
+        json(login).await,
+        json!({"message": "login_success", "next": change_first()})
+    );
+    let events = app.event_names(ada).await;
+    assert_eq!(
+        events.iter().filter(|e| *e == "breached_password").count(),
+        1,
+        "recorded when the mark is set: {events:?}"
+    );
+
+    // Nothing else is open: scripts get 403, browsers the change screen.
+    let account = app.get_json("/account").await;
+    assert_eq!(account.status(), Status::Forbidden);
+    assert_eq!(
+        json(account).await,
+        json!({"message": "password_change_required"})
+    );
+    let page = app.get_html("/account").await;
+    assert_eq!(page.status(), Status::SeeOther);
+    assert_eq!(location(&page), "/login/change-password");
+    let org = app
+        .post_json(
+            "/auth/intents/org-setup",
+            json!({"org_name": "Analytical Engines"}),
+        )
+        .await;
+    assert_eq!(org.status(), Status::Forbidden);
+    let events_set = app.get_json("/odata/SecurityEvents").await;
+    assert_eq!(events_set.status(), Status::Forbidden);
+    assert_eq!(
+        json(events_set).await["error"]["code"],
+        "password_change_required"
+    );
+    let screen = app.get_html("/login/change-password").await;
+    assert_eq!(screen.status(), Status::Ok);
+    let html = screen.into_string().await.unwrap_or_default();
+    assert!(
+        html.contains(r#"action="/auth/intents/password-change""#),
+        "{html}"
+    );
+    assert_eq!(app.get_html("/logout").await.status(), Status::Ok);
+
+    // A new password is held to the rules of every new password.
+    let hash = app.password_hash(ada).await;
+    for (body, code) in [
+        (new_password(LEAKED, LEAKED), "breached"),
+        (new_password(UNLISTED, "something else"), "confirmed"),
+    ] {
+        let refused = app.post_json("/auth/intents/password-change", body).await;
+        assert_eq!(refused.status(), Status::UnprocessableEntity);
+        assert_eq!(json(refused).await["errors"]["password"][0], code);
+    }
+    assert_eq!(app.password_hash(ada).await, hash, "unchanged");
+
+    let changed = app
+        .post_json(
+            "/auth/intents/password-change",
+            new_password(UNLISTED, UNLISTED),
+        )
+        .await;
+    assert_eq!(changed.status(), Status::Ok);
+    let answer = json(changed).await;
+    assert_eq!(answer["status"], "satisfied");
+    assert_eq!(answer["next"]["kind"], "redirect", "{answer}");
+    assert_eq!(answer["next_step"], Value::Null);
+    assert_eq!(answer["errors"], Value::Null);
+
+    // A full password change: this browser goes on, the other is signed
+    // out, the event and the mail are there, the mark is gone.
+    assert_eq!(app.get_json("/account").await.status(), Status::Ok);
+    let elsewhere = other
+        .get("/dashboard")
+        .header(ContentType::JSON)
+        .dispatch()
+        .await;
+    assert_eq!(elsewhere.status(), Status::Unauthorized);
+    assert!(app
+        .event_names(ada)
+        .await
+        .contains(&"password_changed".to_owned()));
+    mailbox
+        .wait_for_mail(ADA, "Your password was changed")
+        .await;
+    let again = app
+        .post_json(
+            "/auth/intents/password-change",
+            new_password(UNLISTED, UNLISTED),
+        )
+        .await;
+    assert_eq!(again.status(), Status::NotFound, "nothing is due any more");
+    assert_eq!(json(again).await, json!({"message": "unknown_intent"}));
+    assert_eq!(
+        app.get_html("/login/change-password").await.status(),
+        Status::SeeOther
+    );
+    assert_eq!(app.logout().await, Status::SeeOther);
+    let login = app
+        .post_json("/auth/login", json!({"email": ADA, "password": UNLISTED}))
+        .await;
+    assert_eq!(json(login).await["next"]["kind"], "redirect");
+}
+
+#[rocket::async_test]
+async fn every_sign_in_of_a_marked_user_is_held_and_ten_minutes_end_it() {
+    let dir = TempDir::new().expect("a directory");
+    let (app, _mailbox, ada) = app_with_a_leaked_password(&dir).await;
+    // A form post, without JavaScript, goes to the change screen.
+    let login = app
+        .post_form(
+            "/auth/login",
+            &format!("email={ADA}&password={LEAKED}&remember=on"),
+        )
+        .await;
+    assert_eq!(login.status(), Status::SeeOther);
+    assert_eq!(location(&login), "/login/change-password");
+    let remember = set_cookie(&login, "gatehouse_remember").expect("a remember cookie");
+    drop(login);
+
+    // A remember-me cookie signs in again, held the same way.
+    let browser = app.another_instance().await;
+    let recalled = browser
+        .get("/dashboard")
+        .header(ContentType::JSON)
+        .cookie(remember)
+        .dispatch()
+        .await;
+    assert_eq!(recalled.status(), Status::Forbidden);
+    drop(recalled);
+
+    // A refused form answer goes back to the screen with its errors.
+    let refused = app
+        .post_form(
+            "/auth/intents/password-change",
+            &format!("password={LEAKED}&password_confirmation={LEAKED}"),
+        )
+        .await;
+    assert_eq!(refused.status(), Status::SeeOther);
+    assert_eq!(location(&refused), "/login/change-password");
+    drop(refused);
+
+    // Ten minutes pass: the session ends, and its remember-me cookie.
+    let remembered_before = app.count("gatehouse_remember").await;
+    for (id, user_id, mut payload) in app.sessions().await {
+        if user_id == Some(ada) {
+            payload["data"]["password_change.until"] = json!(0);
+            app.execute(
+                sqlx::query(
+                    &app.db
+                        .dialect()
+                        .placeholders("UPDATE sessions SET payload = $1 WHERE id = $2"),
+                )
+                .bind(payload.to_string())
+                .bind(id),
+            )
+            .await;
+        }
+    }
+    let lapsed = app.get_json("/account").await;
+    assert_eq!(lapsed.status(), Status::Unauthorized);
+    drop(lapsed);
+    assert!(app.count("gatehouse_remember").await < remembered_before);
+    assert!(!app.is_signed_in().await);
+
+    // Signing in again starts it again.
+    let login = app
+        .post_json("/auth/login", json!({"email": ADA, "password": LEAKED}))
+        .await;
+    assert_eq!(json(login).await["next"], change_first());
+    let done = app
+        .post_form(
+            "/auth/intents/password-change",
+            &format!("password={UNLISTED}&password_confirmation={UNLISTED}"),
+        )
+        .await;
+    assert_eq!(done.status(), Status::SeeOther);
+    assert!(
+        location(&done).ends_with("/dashboard"),
+        "{}",
+        location(&done)
+    );
+    drop(done);
+    assert!(app.is_signed_in().await);
 }

@@ -263,7 +263,10 @@ async fn every_screen_tells_the_script_which_screen_follows_each_intent_kind() {
     let start = page.find(element).expect("the intents element") + element.len();
     let end = start + page[start..].find("</script>").unwrap();
     let screens: Value = serde_json::from_str(&page[start..end]).unwrap();
-    assert_eq!(screens, json!({"org_setup": "/login/org-setup"}));
+    assert_eq!(
+        screens,
+        json!({"org_setup": "/login/org-setup", "password_change": "/login/change-password"})
+    );
 }
 
 #[rocket::async_test]

@@ -1,15 +1,17 @@
 //! Who an OData request acts for: the user of a personal access token sent as
 //! `Authorization: Bearer <token>`, else the signed-in user of the session
 //! cookie, else a guest (who may read public sets only). A bearer token that
-//! is not valid is refused outright rather than treated as a guest.
+//! is not valid is refused outright rather than treated as a guest; a session
+//! that must choose a new password first is refused too.
 
+use rocket::http::Status;
 use rocket::Request;
 
 use super::reply::ODataError;
 use crate::auth::tokens;
 use crate::db::Db;
 use crate::odata::scope::Caller;
-use crate::session::Session;
+use crate::session::{password_change_due, Session};
 
 /// The caller of `req`.
 pub async fn caller(req: &Request<'_>, db: &Db) -> Result<Caller, ODataError> {
@@ -29,6 +31,15 @@ pub async fn caller(req: &Request<'_>, db: &Db) -> Result<Caller, ODataError> {
         return Ok(Caller::default());
     }
     let session = Session::of(req).await?;
+    let due = password_change_due(req)
+        .await
+        .map_err(|e| match e.status() {
+            Status::ServiceUnavailable => ODataError::unavailable(&e),
+            _ => ODataError::internal(&e),
+        })?;
+    if due {
+        return Err(ODataError::password_change_required());
+    }
     Ok(Caller {
         user_id: session.user_id(),
     })

@@ -240,6 +240,16 @@ impl ODataError {
         )
     }
 
+    /// 403: the session must choose a new password first (its password is
+    /// in the breached-password file).
+    pub fn password_change_required() -> ODataError {
+        ODataError::new(
+            Status::Forbidden,
+            "password_change_required",
+            "choose a new password first: /login/change-password",
+        )
+    }
+
     /// 400 about the key segment of the path.
     pub fn invalid_key(message: impl Into<String>) -> ODataError {
         ODataError::new(Status::BadRequest, "invalid_key", message)

@@ -1,0 +1,48 @@
+//! `POST /auth/intents/password-change`: the answer to the `password_change`
+//! intent, which Gatehouse dispenses itself to a user whose password was
+//! found in the breached-password file. It is open only while a change is
+//! due; setting the new password is a full change (every other session and
+//! remember cookie ends, the mark is cleared, the mail goes out), and then
+//! the host's dispenser chooses what comes next.
+
+use rocket::{post, State};
+
+use super::account::set_new_password;
+use super::intents::reply;
+use super::posting::AccountRequest;
+use crate::body::{BodyError, Input};
+use crate::error::{AuthError, FieldErrors};
+use crate::intents::{IntentResult, Submission};
+use crate::reply::Reply;
+use crate::screens::Posted;
+use crate::session::{password_change, PasswordChangeDue};
+use crate::state::GatehouseState;
+
+/// Sets the new password `{password, password_confirmation}` of a session
+/// that must choose one: 422 `validation_failed` as any new password (a
+/// listed one is `breached`), else `satisfied` with the next intent.
+#[post("/auth/intents/password-change", data = "<body>")]
+pub async fn submit(
+    _due: PasswordChangeDue,
+    submission: Submission,
+    caller: AccountRequest<'_>,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let AccountRequest {
+        who: user, session, ..
+    } = &caller;
+    let answer = async {
+        let input = body?;
+        let mut errors = FieldErrors::new();
+        let password = input.new_password(&gh.new_passwords, &[&user.email], &mut errors);
+        let Some(password) = password.filter(|_| errors.is_empty()) else {
+            return Err(AuthError::Validation(errors));
+        };
+        set_new_password(&caller, gh, &password).await?;
+        password_change::lift(session);
+        Ok(reply(gh, submission, &input, user, session, IntentResult::Satisfied).await)
+    }
+    .await;
+    Posted(answer)
+}
