@@ -73,6 +73,7 @@ with_and_without_js!(
     two_factor_sign_in_is_turned_on_from_the_account_screen_and_asks_for_a_code,
     a_recovery_code_signs_in_from_the_two_factor_screen,
     other_sessions_are_ended_from_the_sessions_list,
+    a_breached_password_is_replaced_before_anything_else,
 );
 
 /// The browser tools and a site with Ada's account; `None` when the test is
@@ -326,6 +327,46 @@ async fn a_field_error_is_shown_at_its_field(js: Js) {
             .any(|id| id == "org_name-error"),
         "the error is tied to its field: aria-describedby={described_by:?}"
     );
+}
+
+async fn a_breached_password_is_replaced_before_anything_else(js: Js) {
+    let options = SiteOptions {
+        breached: vec![PASSWORD],
+        ..SiteOptions::default()
+    };
+    let Some((tools, site)) = setup(options).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/change-password").await;
+    let why = browser.text(".intro").await;
+    assert!(why.contains("breach"), "the screen says why: {why:?}");
+
+    // Nothing else opens until the password is changed.
+    browser.goto("/account").await;
+    browser.wait_for_path("/login/change-password").await;
+
+    // The same password again is refused, in words, at its field.
+    browser.fill("password", PASSWORD).await;
+    browser.fill("password_confirmation", PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/intents/password-change").await;
+    let error = browser.wait_for_text("#password-error").await;
+    assert_worded(&error, "breached");
+    assert_eq!(browser.path().await, "/login/change-password");
+
+    // A new one goes on with the host's own intent: a new user sets up an
+    // organisation.
+    browser.fill("password", NEW_PASSWORD).await;
+    browser.fill("password_confirmation", NEW_PASSWORD).await;
+    browser.submit("/auth/intents/password-change").await;
+    browser.wait_for_path("/login/org-setup").await;
+    site.wait_for_link(EMAIL, "/login/forgot-password").await;
+
+    browser.sign_out().await;
+    browser.sign_in(EMAIL, NEW_PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
 }
 
 /// Fills the account screen's change-password form and sends it.
@@ -1311,6 +1352,7 @@ async fn screenshots_of_every_screen() {
         SiteOptions {
             logo: true,
             localhost: true,
+            ..SiteOptions::default()
         },
     )
     .await;

@@ -16,6 +16,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use mail_parser::MessageParser;
 use reqwest::Method;
 use serde_json::{json, Value};
+use sha1::Digest;
 use tempfile::TempDir;
 
 use crate::common::{add_user, cli, gatehouse, TestDb};
@@ -153,6 +154,10 @@ pub struct SiteOptions {
     /// browser goes) instead of `http://127.0.0.1:<port>`: WebAuthn refuses
     /// an IP address, so only then are passkeys on.
     pub localhost: bool,
+    /// A download of the Pwned Passwords corpus holding these passwords (and
+    /// others), imported with `gatehouse breached import` and served as
+    /// `auth.breached_passwords`.
+    pub breached: Vec<&'static str>,
 }
 
 /// A running `gatehouse serve` on its own database.
@@ -173,6 +178,24 @@ pub const LOGO_SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"16
     viewBox=\"0 0 160 40\"><rect width=\"160\" height=\"40\" rx=\"6\" fill=\"#1d4ed8\"/>\
     <text x=\"80\" y=\"26\" font-family=\"sans-serif\" font-size=\"16\" fill=\"#fff\" \
     text-anchor=\"middle\">Gatehouse</text></svg>\n";
+
+/// A breached-password file made by `gatehouse breached import` from a
+/// download (`SHA1HEX:COUNT` lines, CRLF) holding `passwords` among hashes
+/// of nobody's.
+fn breached_file(db: &TestDb, passwords: &[&str]) -> PathBuf {
+    let line = |password: &str| {
+        let hash = hex::encode_upper(sha1::Sha1::digest(password.as_bytes()));
+        format!("{hash}:7\r\n")
+    };
+    let nobody = (0..500).map(|i| line(&format!("nobody's {i}")));
+    let download: String = passwords.iter().map(|p| line(p)).chain(nobody).collect();
+    let path = db.dir().join("pwnedpasswords.txt");
+    std::fs::write(&path, download).expect("the download");
+    let filter = db.dir().join("breached.bin");
+    let (download, output) = (path.display().to_string(), filter.display().to_string());
+    cli(db, &["breached", "import", &download, "--output", &output], None).assert_success();
+    filter
+}
 
 impl Site {
     /// A migrated database holding `users` (`(email, name, password)`), and
@@ -200,6 +223,13 @@ impl Site {
         let stdout_log = db.dir().join(format!("serve-{port}.stdout.log"));
         let stderr_log = db.dir().join(format!("serve-{port}.stderr.log"));
         let mut command = gatehouse(&db);
+        if !options.breached.is_empty() {
+            let filter = breached_file(&db, &options.breached);
+            command.env(
+                "ROCKET_AUTH",
+                format!("{{breached_passwords=\"{}\"}}", filter.display()),
+            );
+        }
         command
             .arg("serve")
             .env("ROCKET_ADDRESS", "127.0.0.1")
