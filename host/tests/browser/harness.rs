@@ -193,7 +193,12 @@ fn breached_file(db: &TestDb, passwords: &[&str]) -> PathBuf {
     std::fs::write(&path, download).expect("the download");
     let filter = db.dir().join("breached.bin");
     let (download, output) = (path.display().to_string(), filter.display().to_string());
-    cli(db, &["breached", "import", &download, "--output", &output], None).assert_success();
+    cli(
+        db,
+        &["breached", "import", &download, "--output", &output],
+        None,
+    )
+    .assert_success();
     filter
 }
 
