@@ -12,6 +12,9 @@ use rocket::figment::Figment;
 use serde::Deserialize;
 use url::Url;
 
+mod oidc;
+pub use oidc::OidcSettings;
+
 /// `base_url` when none is configured, in the debug profile.
 pub const DEBUG_BASE_URL: &str = "http://localhost:8000";
 /// `base_url` when none is configured, in any other profile.
@@ -115,6 +118,9 @@ pub struct AuthSettings {
     /// The breached-password filter file: where `gatehouse breached
     /// import` writes and `check` and `verify` read when given no path.
     pub breached_passwords: Option<PathBuf>,
+    /// The OpenID providers a user may sign in with, by name
+    /// (`[auth.oidc.NAME]`).
+    pub oidc: BTreeMap<String, OidcSettings>,
 }
 
 impl Default for AuthSettings {
@@ -132,6 +138,7 @@ impl Default for AuthSettings {
             security_events_days: 90,
             app_name: None,
             breached_passwords: None,
+            oidc: BTreeMap::new(),
         }
     }
 }
@@ -444,6 +451,9 @@ impl Settings {
                 "session.cookie_name",
                 "must be letters, digits, '_' or '-'",
             ));
+        }
+        for (name, provider) in &self.auth.oidc {
+            provider.validate(name)?;
         }
         if self.mail.from.parse::<lettre::message::Mailbox>().is_err() {
             return Err(ConfigError::new(

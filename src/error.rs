@@ -107,6 +107,11 @@ pub enum AuthError {
     /// a browser asking for a page goes to the change screen).
     #[error("a new password is required first")]
     PasswordChangeRequired,
+    /// A request refused for a reason its code names (422 with `message`:
+    /// `oidc_already_linked`, `last_sign_in_method`; `oidc_unavailable` is
+    /// 503).
+    #[error("refused: {0}")]
+    Refused(&'static str),
     /// Nothing of the caller's has this id (404 `not_found`).
     #[error("not found")]
     NotFound,
@@ -158,7 +163,9 @@ impl AuthError {
             Self::MalformedBody => Status::BadRequest,
             Self::CrossOrigin | Self::PasswordChangeRequired => Status::Forbidden,
             Self::PayloadTooLarge => Status::PayloadTooLarge,
+            Self::Refused("oidc_unavailable") => Status::ServiceUnavailable,
             Self::Validation(_)
+            | Self::Refused(_)
             | Self::Credentials
             | Self::ResetFailed
             | Self::TwoFactorFailed
@@ -203,7 +210,7 @@ impl AuthError {
             Self::PasswordChangeRequired => json!({"message": "password_change_required"}),
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
             Self::NotFound => json!({"message": "not_found"}),
-            Self::TwoFactorState(code) => json!({"message": code}),
+            Self::TwoFactorState(code) | Self::Refused(code) => json!({"message": code}),
             Self::PasskeyFailed => json!({"message": "passkey_failed"}),
             Self::TwoFactorFailed => json!({
                 "message": "two_factor_failed",

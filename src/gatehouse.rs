@@ -6,6 +6,7 @@
 //! writes the session back and adds the screen headers.
 
 use crate::auth::new_password::NewPasswords;
+use crate::auth::oidc::Oidc;
 use std::sync::Arc;
 
 use rocket::fairing::{self, Fairing, Info, Kind};
@@ -158,6 +159,7 @@ impl Gatehouse {
         let composer = Arc::new(Composer::new(&settings.app_name(), catalog.clone())?);
         let passkeys = Passkeys::new(db.clone(), &settings.base_url, &settings.app_name())?;
         let new_passwords = NewPasswords::new(auth)?;
+        let oidc = Oidc::new(&settings)?;
         let state = GatehouseState {
             two_factor: TwoFactor::new(db.clone(), secret_key.expose_secret()),
             hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
@@ -198,6 +200,7 @@ impl Gatehouse {
             intent_handlers: self.intent_handlers.clone(),
             routes,
             new_passwords,
+            oidc,
         };
         Ok((state, odata))
     }
@@ -271,6 +274,7 @@ impl Fairing for Gatehouse {
             let sweeper = crate::sweep::Sweeper::from(gh);
             tokio::spawn(async move { sweeper.run().await });
             tokio::spawn(gh.reset_requests.clone().run());
+            gh.oidc.discover_in_background();
             if let Some(reason) = passkeys::off_reason(&gh.settings.base_url) {
                 tracing::warn!(
                     "passkeys are off: {reason}; a base_url naming a host \

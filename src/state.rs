@@ -40,6 +40,8 @@ pub struct GatehouseState {
     pub routes: HostRoutes,
     /// What a new password must pass (the policy, the breached list).
     pub new_passwords: crate::auth::new_password::NewPasswords,
+    /// The OpenID providers a user may sign in with.
+    pub oidc: crate::auth::oidc::Oidc,
 }
 
 impl std::ops::Deref for GatehouseState {

@@ -151,8 +151,10 @@
   }
 
   document.querySelectorAll("form[data-gatehouse]").forEach(function (form) {
-    // Signing out is a plain post; adding a passkey has its own ceremony.
-    if (form.dataset.gatehouse === "logout" || form.dataset.gatehouse === "passkey-add") return;
+    // Signing out is a plain post; adding a passkey has its own ceremony;
+    // a provider's button leaves for the provider's own pages.
+    var plain = ["logout", "passkey-add", "oidc"];
+    if (plain.indexOf(form.dataset.gatehouse) >= 0) return;
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button[type=submit]");
@@ -418,6 +420,18 @@
         ceremonyFailed(form, error);
         busy(button, false);
       });
+    });
+  }
+
+  // The providers' form takes the address form's remember-me box.
+  var providers = document.querySelector("form[data-gatehouse=oidc]");
+  var remember = document.getElementById("remember");
+  if (providers && remember) {
+    var own = providers.querySelector("[data-oidc-remember]");
+    if (own) own.hidden = true;
+    providers.addEventListener("submit", function () {
+      var box = document.getElementById("oidc-remember");
+      if (box) box.checked = remember.checked;
     });
   }
 

@@ -56,5 +56,7 @@ account-remove_passkey = Entfernen…
 account-remove_passkey_confirm = Diesen Passkey entfernen
 account-passkeys_need_script = Zum Hinzufügen oder Entfernen eines Passkeys braucht es JavaScript und einen Browser, der Passkeys unterstützt.
 account-event-passkey_added = Passkey hinzugefügt
+account-event-oidc_linked = Anmeldung über einen Anbieter verknüpft
+account-event-oidc_unlinked = Anmeldung über einen Anbieter entfernt
 account-event-passkey_removed = Passkey entfernt
 account-event-passkey_refused = Passkey abgelehnt: Er wurde möglicherweise kopiert

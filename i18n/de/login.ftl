@@ -6,3 +6,4 @@ login-submit = Anmelden
 login-forgot = Passwort vergessen?
 login-or = oder
 login-passkey = Mit einem Passkey anmelden
+login-with = Anmelden mit

@@ -56,5 +56,7 @@ account-remove_passkey = Remove…
 account-remove_passkey_confirm = Remove this passkey
 account-passkeys_need_script = Adding or removing a passkey needs JavaScript and a browser that supports passkeys.
 account-event-passkey_added = Passkey added
+account-event-oidc_linked = Sign-in with a provider linked
+account-event-oidc_unlinked = Sign-in with a provider unlinked
 account-event-passkey_removed = Passkey removed
 account-event-passkey_refused = Passkey refused: it may have been copied

@@ -6,3 +6,4 @@ login-submit = Sign in
 login-forgot = Forgot your password?
 login-or = or
 login-passkey = Sign in with a passkey
+login-with = Sign in with

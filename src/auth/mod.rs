@@ -3,6 +3,7 @@
 pub mod breached;
 pub mod epoch;
 pub mod new_password;
+pub mod oidc;
 pub mod passkeys;
 mod password;
 pub mod reset;

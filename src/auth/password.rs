@@ -228,8 +228,8 @@ impl PasswordHasher {
     }
 
     /// Checks `password` against `hash` for the sign-in holding `place`;
-    /// with `None` (no such account) checks against a dummy hash and never
-    /// matches.
+    /// with `None` (no such account) or an account without a password,
+    /// checks against a dummy hash and never matches.
     pub async fn verify(
         &self,
         place: &QueuePlace,
@@ -238,6 +238,9 @@ impl PasswordHasher {
     ) -> Verification {
         let algorithm = self.algorithm;
         let password = password.clone();
+        // An account without a password (made by an OpenID provider) is
+        // checked as an unknown one: against the dummy hash, never matching.
+        let hash = hash.filter(|h| super::users::has_password(h));
         let known = hash.is_some();
         let hash = hash.map_or_else(|| self.dummy.as_str().to_owned(), str::to_owned);
         let job = move |memory: &mut Vec<Block>| {

@@ -115,6 +115,34 @@ pub async fn create(
     }
 }
 
+/// The `password` of an account made by an OpenID provider: no hash, so
+/// nothing verifies against it (a sign-in with any password is checked
+/// against a dummy hash instead, and fails in the same time); a reset by
+/// mail sets a real one.
+pub const NO_PASSWORD: &str = "!";
+
+/// Whether a stored `password` is a hash a password can match.
+pub fn has_password(password_hash: &str) -> bool {
+    password_hash != NO_PASSWORD && !password_hash.is_empty()
+}
+
+/// Makes an account for a person an OpenID provider vouches for: the
+/// address (lower-cased) verified now, no usable password. Answers its id.
+pub async fn create_verified_without_password(
+    db: &Db,
+    name: &str,
+    email: &Email,
+) -> Result<i64, CreateUserError> {
+    let id = create(db, name, email, NO_PASSWORD).await?;
+    let sql = format!(
+        "UPDATE users SET email_verified_at = {} WHERE id = $1",
+        db.dialect().now_utc()
+    );
+    let sql = db.dialect().placeholders(&sql);
+    db.execute(sqlx::query(&sql).bind(id)).await?;
+    Ok(id)
+}
+
 /// Replaces a user's password hash with one of the same password (a rehash
 /// at sign-in: one statement); a breached mark stays.
 pub async fn rehash_password(db: &Db, id: i64, password_hash: &str) -> Result<(), DbError> {

@@ -73,6 +73,37 @@ pub enum AuthEvent {
         /// The account with that address, if there is one.
         user_id: Option<i64>,
     },
+    /// A user signed in through an OpenID provider.
+    OidcLogin {
+        /// `users.id`.
+        user_id: i64,
+        /// Whether "remember me" was ticked.
+        remember: bool,
+        /// The provider's configured name.
+        provider: String,
+    },
+    /// A sign-in through an OpenID provider failed (a refused answer, a
+    /// token that did not verify, the provider unreachable).
+    OidcFailed {
+        /// The provider's configured name.
+        provider: String,
+        /// The account the flow was for, when one is known (a link).
+        user_id: Option<i64>,
+    },
+    /// A provider's account was linked to a user.
+    OidcLinked {
+        /// `users.id`.
+        user_id: i64,
+        /// The provider's configured name.
+        provider: String,
+    },
+    /// A provider's account was unlinked from a user.
+    OidcUnlinked {
+        /// `users.id`.
+        user_id: i64,
+        /// The provider's configured name.
+        provider: String,
+    },
     /// An address + client IP crossed the attempt limit.
     Lockout {
         /// The address that was tried.
@@ -178,6 +209,10 @@ impl AuthEvent {
             Self::PasskeyRemoved { .. } => "PasskeyRemoved",
             Self::PasskeyRefused { .. } => "PasskeyRefused",
             Self::Failed { .. } => "Failed",
+            Self::OidcLogin { .. } => "OidcLogin",
+            Self::OidcFailed { .. } => "OidcFailed",
+            Self::OidcLinked { .. } => "OidcLinked",
+            Self::OidcUnlinked { .. } => "OidcUnlinked",
             Self::Lockout { .. } => "Lockout",
             Self::SecondFactorLockout { .. } => "SecondFactorLockout",
             Self::Logout { .. } => "Logout",
@@ -201,7 +236,8 @@ impl AuthEvent {
     /// `two_factor_enabled`, `two_factor_disabled`, `two_factor_failed`,
     /// `recovery_code_used`, `session_ended`, `remember_theft`, `token_created`,
     /// `token_revoked`, `passkey_added`, `passkey_removed`,
-    /// `passkey_refused`.
+    /// `passkey_refused`, `breached_password`, `oidc_linked`,
+    /// `oidc_unlinked`.
     ///
     /// ```
     /// use gatehouse::AuthEvent;
@@ -210,7 +246,10 @@ impl AuthEvent {
     /// ```
     pub fn code(&self) -> &'static str {
         match self {
-            Self::Login { .. } | Self::PasskeyLogin { .. } => "login",
+            Self::Login { .. } | Self::PasskeyLogin { .. } | Self::OidcLogin { .. } => "login",
+            Self::OidcFailed { .. } => "failed",
+            Self::OidcLinked { .. } => "oidc_linked",
+            Self::OidcUnlinked { .. } => "oidc_unlinked",
             Self::PasskeyAdded { .. } => "passkey_added",
             Self::PasskeyRemoved { .. } => "passkey_removed",
             Self::PasskeyRefused { .. } => "passkey_refused",
@@ -234,7 +273,12 @@ impl AuthEvent {
     /// The account the event concerns, when known.
     pub fn user_id(&self) -> Option<i64> {
         match self {
-            Self::Failed { user_id, .. } | Self::Lockout { user_id, .. } => *user_id,
+            Self::Failed { user_id, .. }
+            | Self::Lockout { user_id, .. }
+            | Self::OidcFailed { user_id, .. } => *user_id,
+            Self::OidcLogin { user_id, .. }
+            | Self::OidcLinked { user_id, .. }
+            | Self::OidcUnlinked { user_id, .. } => Some(*user_id),
             Self::Login { user_id, .. }
             | Self::PasskeyLogin { user_id, .. }
             | Self::PasskeyAdded { user_id, .. }
@@ -263,6 +307,15 @@ impl AuthEvent {
             Self::Login { remember: true, .. } => Some("remember".to_owned()),
             Self::PasskeyLogin { remember: false, .. } => Some("passkey".to_owned()),
             Self::PasskeyLogin { remember: true, .. } => Some("passkey, remember".to_owned()),
+            Self::OidcLogin {
+                remember, provider, ..
+            } => Some(match remember {
+                true => format!("oidc {provider}, remember"),
+                false => format!("oidc {provider}"),
+            }),
+            Self::OidcFailed { provider, .. }
+            | Self::OidcLinked { provider, .. }
+            | Self::OidcUnlinked { provider, .. } => Some(format!("oidc {provider}")),
             Self::PasskeyAdded { passkey_id, name, .. } => {
                 let name: String = name.chars().take(MAX_DETAIL_NAME_CHARS).collect();
                 Some(format!("passkey {passkey_id} \"{name}\""))
@@ -313,6 +366,18 @@ impl AuthEvent {
                 "a copied remember-me cookie was presented: every remember-me cookie of the user voided"
             ),
             Self::Failed { .. } => tracing::info!(event = name, "sign-in failed"),
+            Self::OidcLogin {
+                user_id, provider, ..
+            } => tracing::info!(event = name, user_id, provider, "user signed in with a provider"),
+            Self::OidcFailed { provider, .. } => {
+                tracing::info!(event = name, provider, "sign-in with a provider failed")
+            }
+            Self::OidcLinked { user_id, provider } => {
+                tracing::info!(event = name, user_id, provider, "provider account linked")
+            }
+            Self::OidcUnlinked { user_id, provider } => {
+                tracing::info!(event = name, user_id, provider, "provider account unlinked")
+            }
             Self::Lockout { ip, .. } => {
                 tracing::warn!(event = name, ip = %ip, "sign-in attempts throttled")
             }

@@ -14,6 +14,8 @@ mod intents;
 mod login;
 mod logout;
 pub(crate) mod notify;
+mod oidc;
+mod oidc_links;
 mod passkeys;
 mod password_change;
 mod password_check;
@@ -74,6 +76,12 @@ pub fn all() -> Vec<Route> {
         passkeys::remove,
         passkeys::sign_in_options,
         passkeys::sign_in,
+        oidc::begin,
+        oidc::begin_signed_in,
+        oidc::callback,
+        oidc_links::list,
+        oidc_links::link,
+        oidc_links::remove,
     ]
 }
 

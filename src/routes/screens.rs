@@ -44,9 +44,15 @@ pub fn login(
     if let Some(path) = redirect.and_then(same_site_path) {
         session.insert(INTENDED_KEY, Value::String(gh.settings.absolute(path)));
     }
+    let providers: Vec<Value> = gh
+        .oidc
+        .all()
+        .map(|p| json!({"name": p.name, "label": p.settings.label, "logo": p.settings.logo}))
+        .collect();
     let view = View {
         flash: session.take_flash(),
         notice: self::notice(notice),
+        extra: vec![("oidc", Value::Array(providers))],
         ..View::default()
     };
     gh.screens.render(Screen::Login, language, view)

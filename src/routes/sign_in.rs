@@ -19,12 +19,14 @@ use crate::state::GatehouseState;
 use rocket::http::CookieJar;
 
 /// How a sign-in was proven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
     /// The password (and any second factor).
     Password,
     /// A passkey alone, user verified: both factors.
     Passkey,
+    /// The OpenID provider of this name (and any second factor).
+    Oidc(String),
 }
 
 /// Notes that the password a sign-in of `user` just proved is in the
@@ -67,6 +69,18 @@ impl Proven {
             remember,
             method: Method::Password,
             is_form,
+            passkey_id: None,
+        }
+    }
+
+    /// The OpenID provider `provider` proved `user` (its callback is a
+    /// browser's `GET`, answered with a 303).
+    pub fn oidc(user: UserRecord, remember: bool, provider: &str) -> Self {
+        Self {
+            user,
+            remember,
+            method: Method::Oidc(provider.to_owned()),
+            is_form: true,
             passkey_id: None,
         }
     }
@@ -150,6 +164,11 @@ pub async fn finish(
         Method::Passkey => AuthEvent::PasskeyLogin {
             user_id: user.id,
             remember: remember_me,
+        },
+        Method::Oidc(provider) => AuthEvent::OidcLogin {
+            user_id: user.id,
+            remember: remember_me,
+            provider,
         },
     };
     gh.events.emit(login, at.from).await;

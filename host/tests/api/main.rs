@@ -33,6 +33,10 @@ mod odata_search;
 mod odata_seek;
 mod odata_stream;
 mod odata_uuid_keys;
+mod oidc;
+#[path = "../oidc/harness.rs"]
+#[allow(dead_code)]
+mod oidc_provider;
 mod outage;
 mod passkeys;
 mod passwords;

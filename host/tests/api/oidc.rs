@@ -1,0 +1,456 @@
+//! Sign-in with an OpenID provider, against a real one the test starts
+//! (`oidc-provider`, see `tests/oidc/harness.rs`): whose account a provider
+//! account signs in (a link, a new account for a verified address in the
+//! provider's domains, never an existing account by its address), linking
+//! and unlinking from the account screen, the second step, and every
+//! answer that must be refused — a forged or replayed `state`, a callback in
+//! another browser, another `iss`, ID tokens unsigned, signed with another
+//! key or algorithm, expired or from another issuer — and the provider down.
+
+use rocket::http::{Header, Status};
+use serde_json::{json, Value};
+
+use crate::helpers::{header, json, location, spawn_app_with, TestApp, BASE_URL, PASSWORD};
+use crate::oidc_provider::{OidcAccount, OidcClient, Provider, Tamper};
+
+const ADA: &str = "ada@acme.example";
+const SECRET: &str = "a client secret of the test's";
+
+fn account(sub: &str, email: &str, verified: bool) -> OidcAccount {
+    OidcAccount {
+        sub: sub.into(),
+        email: email.into(),
+        email_verified: verified,
+        name: "Ada Lovelace".into(),
+    }
+}
+
+/// The provider's accounts: Ada (verified), Bob (not verified), Eve (an
+/// address outside the provider's domains).
+fn accounts() -> Vec<OidcAccount> {
+    vec![
+        account("ada-sub", ADA, true),
+        account("bob-sub", "bob@acme.example", false),
+        account("eve-sub", "eve@elsewhere.example", true),
+    ]
+}
+
+/// A provider, and the reference host configured with it as `acme`
+/// (`create_accounts` as given, for `acme.example`); `None` when the
+/// provider cannot run here (outside CI).
+async fn with_provider(create_accounts: bool) -> Option<(TestApp, Provider)> {
+    let client = OidcClient {
+        client_id: "gatehouse".into(),
+        client_secret: SECRET.into(),
+        redirect_uris: vec![format!("{BASE_URL}/auth/oidc/acme/callback")],
+    };
+    let provider = Provider::start(&[client], &accounts()).await?;
+    let issuer = provider.issuer().to_owned();
+    let app = spawn_app_with(|f| configured(f, &issuer, create_accounts)).await;
+    Some((app, provider))
+}
+
+fn configured(
+    figment: rocket::figment::Figment,
+    issuer: &str,
+    create_accounts: bool,
+) -> rocket::figment::Figment {
+    figment
+        .merge(("auth.oidc.acme.issuer", issuer))
+        .merge(("auth.oidc.acme.client_id", "gatehouse"))
+        .merge(("auth.oidc.acme.client_secret", SECRET))
+        .merge(("auth.oidc.acme.label", "Acme ID"))
+        .merge(("auth.oidc.acme.create_accounts", create_accounts))
+        .merge(("auth.oidc.acme.email_domains", vec!["acme.example"]))
+}
+
+/// Where `GET path` sends a browser (its `Location`), with its status.
+async fn visit(app: &TestApp, path: &str) -> (Status, String) {
+    let response = app.get_html(path).await;
+    (
+        response.status(),
+        header(&response, "Location").unwrap_or_default(),
+    )
+}
+
+/// Starts a sign-in with `acme` and answers the provider's redirect back
+/// (an absolute URL of ours) after signing in there as `login`.
+async fn at_provider(app: &TestApp, provider: &Provider, path: &str, login: &str) -> String {
+    let (status, authorize) = visit(app, path).await;
+    assert_eq!(
+        status,
+        Status::SeeOther,
+        "{path} sends the browser to the provider"
+    );
+    assert!(authorize.starts_with(provider.issuer()), "{authorize}");
+    provider.authorize(&authorize, login).await
+}
+
+/// Follows the provider's redirect back into our app: the status and where
+/// the app sends the browser next.
+async fn back(app: &TestApp, callback: &str) -> (Status, String) {
+    let path = callback.strip_prefix(BASE_URL).expect("a callback of ours");
+    visit(app, path).await
+}
+
+/// The sign-in screen's text (where a failed flow's message shows).
+async fn login_screen(app: &TestApp) -> String {
+    app.get_html("/login")
+        .await
+        .into_string()
+        .await
+        .unwrap_or_default()
+}
+
+async fn links(app: &TestApp) -> Value {
+    json(app.get_json("/auth/oidc/links").await).await
+}
+
+#[rocket::async_test]
+async fn a_first_sign_in_makes_an_account_that_the_link_signs_in_again() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let page = login_screen(&app).await;
+    assert!(page.contains("formaction=\"/auth/oidc/acme\""), "{page}");
+    assert!(page.contains("Acme ID"));
+
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme?remember=1", "ada-sub").await;
+    assert!(callback.contains("iss="), "RFC 9207: {callback}");
+    let (status, next) = back(&app, &callback).await;
+    assert_eq!(status, Status::SeeOther);
+    assert!(
+        next.ends_with("/login/org-setup"),
+        "the intent loop follows: {next}"
+    );
+    assert!(app.is_signed_in().await);
+    assert!(
+        app.client.cookies().get("gatehouse_remember").is_some(),
+        "remembered"
+    );
+    let ada = app.user_id(ADA).await;
+    let events = app.event_names(ada).await;
+    assert_eq!(
+        events.first().map(String::as_str),
+        Some("login"),
+        "{events:?}"
+    );
+    let listed = links(&app).await;
+    assert_eq!(listed["value"][0]["provider"], "acme");
+    assert_eq!(listed["value"][0]["label"], "Acme ID");
+
+    // The account has no password: a password sign-in fails as a wrong one.
+    assert_eq!(app.logout().await, Status::SeeOther);
+    assert_eq!(app.login(ADA, PASSWORD).await, Status::UnprocessableEntity);
+    assert_eq!(app.login(ADA, "!").await, Status::UnprocessableEntity);
+
+    // The link signs the same account in again; no second account is made.
+    let users = app.count("users").await;
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let (status, _) = back(&app, &callback).await;
+    assert_eq!(status, Status::SeeOther);
+    assert!(app.is_signed_in().await);
+    assert_eq!(app.count("users").await, users);
+}
+
+#[rocket::async_test]
+async fn no_account_is_made_for_an_unverified_or_foreign_address_or_without_create_accounts() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let users = app.count("users").await;
+    for login in ["bob-sub", "eve-sub"] {
+        let callback = at_provider(&app, &provider, "/auth/oidc/acme", login).await;
+        let (status, next) = back(&app, &callback).await;
+        assert_eq!(
+            (status, next.as_str()),
+            (Status::SeeOther, "/login"),
+            "{login}"
+        );
+        assert!(
+            login_screen(&app).await.contains("No account is linked"),
+            "{login}"
+        );
+        assert!(!app.is_signed_in().await);
+    }
+    assert_eq!(app.count("users").await, users, "no account made");
+
+    let Some((app, provider)) = with_provider(false).await else {
+        return;
+    };
+    let users = app.count("users").await;
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/login");
+    assert_eq!(app.count("users").await, users, "create_accounts is off");
+}
+
+#[rocket::async_test]
+async fn an_existing_account_is_never_linked_by_its_address_but_from_the_account_screen() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let ada = app.create_user(ADA, PASSWORD).await;
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/login");
+    assert!(login_screen(&app).await.contains("already exists"));
+    assert!(!app.is_signed_in().await);
+    assert_eq!(app.count("gatehouse_oidc_links").await, 0);
+
+    // Signed in with her password, Ada links the provider.
+    assert_eq!(app.login(ADA, PASSWORD).await, Status::Ok);
+    let wrong = app
+        .post_json(
+            "/auth/oidc/acme/link",
+            json!({"password": "not hers at all"}),
+        )
+        .await;
+    assert_eq!(wrong.status(), Status::UnprocessableEntity);
+    drop(wrong);
+    let started = app
+        .post_json("/auth/oidc/acme/link", json!({"password": PASSWORD}))
+        .await;
+    assert_eq!(started.status(), Status::Ok);
+    let authorize = json(started).await["redirect"]
+        .as_str()
+        .expect("a URL")
+        .to_owned();
+    let callback = provider.authorize(&authorize, "ada-sub").await;
+    let (status, next) = back(&app, &callback).await;
+    assert_eq!((status, next.as_str()), (Status::SeeOther, "/account"));
+    assert!(app
+        .event_names(ada)
+        .await
+        .contains(&"oidc_linked".to_owned()));
+    let id = links(&app).await["value"][0]["id"]
+        .as_i64()
+        .expect("a link");
+    let again = app
+        .post_json("/auth/oidc/acme/link", json!({"password": PASSWORD}))
+        .await;
+    assert_eq!(json(again).await, json!({"message": "oidc_already_linked"}));
+
+    // The link signs her in.
+    assert_eq!(app.logout().await, Status::SeeOther);
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    assert!(app.is_signed_in().await);
+
+    // Another user cannot link the same provider account.
+    assert_eq!(app.logout().await, Status::SeeOther);
+    app.create_user("grace@acme.example", PASSWORD).await;
+    assert_eq!(app.login("grace@acme.example", PASSWORD).await, Status::Ok);
+    let started = app
+        .post_json("/auth/oidc/acme/link", json!({"password": PASSWORD}))
+        .await;
+    let authorize = json(started).await["redirect"]
+        .as_str()
+        .expect("a URL")
+        .to_owned();
+    let callback = provider.authorize(&authorize, "ada-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/account");
+    assert_eq!(
+        links(&app).await["value"],
+        json!([]),
+        "oidc_linked_elsewhere"
+    );
+
+    // Ada unlinks it; someone else's link is not found.
+    let not_hers = app
+        .post_json(
+            &format!("/auth/oidc/links/{id}/delete"),
+            json!({"password": PASSWORD}),
+        )
+        .await;
+    assert_eq!(not_hers.status(), Status::NotFound);
+    drop(not_hers);
+    assert_eq!(app.logout().await, Status::SeeOther);
+    assert_eq!(app.login(ADA, PASSWORD).await, Status::Ok);
+    let removed = app
+        .post_json(
+            &format!("/auth/oidc/links/{id}/delete"),
+            json!({"password": PASSWORD}),
+        )
+        .await;
+    assert_eq!(removed.status(), Status::NoContent);
+    drop(removed);
+    assert_eq!(links(&app).await["value"], json!([]));
+    assert!(app
+        .event_names(ada)
+        .await
+        .contains(&"oidc_unlinked".to_owned()));
+}
+
+#[rocket::async_test]
+async fn the_last_way_in_is_not_unlinked() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    let id = links(&app).await["value"][0]["id"]
+        .as_i64()
+        .expect("a link");
+    // An account without a password is asked for one it does not have; the
+    // refusal to remove its last way in comes first of what it can meet.
+    let removed = app
+        .post_json(
+            &format!("/auth/oidc/links/{id}/delete"),
+            json!({"password": "x"}),
+        )
+        .await;
+    assert_eq!(removed.status(), Status::UnprocessableEntity);
+    drop(removed);
+    assert_eq!(app.count("gatehouse_oidc_links").await, 1);
+}
+
+#[rocket::async_test]
+async fn a_forged_replayed_or_foreign_callback_signs_nobody_in() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    // Forged state.
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let forged = callback.replace("state=", "state=forged");
+    assert_eq!(back(&app, &forged).await.1, "/login");
+    assert!(login_screen(&app).await.contains("did not work"));
+    // The flow is gone with the forged try: the real answer is refused too.
+    assert_eq!(back(&app, &callback).await.1, "/login");
+    assert!(!app.is_signed_in().await);
+
+    // Another iss in the answer.
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let other_iss = callback.replace("iss=", "iss=http%3A%2F%2F127.0.0.1%3A1%2Fother&was=");
+    assert_eq!(back(&app, &other_iss).await.1, "/login");
+    assert!(!app.is_signed_in().await);
+
+    // A browser that did not start the flow.
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let issuer = provider.issuer().to_owned();
+    let elsewhere = app
+        .another_instance_with(|f| configured(f, &issuer, true))
+        .await;
+    let path = callback.strip_prefix(BASE_URL).expect("ours").to_owned();
+    let response = elsewhere
+        .get(path)
+        .header(Header::new("Accept", "text/html"))
+        .dispatch()
+        .await;
+    assert_eq!(location(&response), "/login");
+    drop(response);
+
+    // Replayed: the first use signs in, the second finds no flow.
+    let (_, next) = back(&app, &callback).await;
+    assert_ne!(next, "/login", "the browser that started it signs in");
+    assert_eq!(app.logout().await, Status::SeeOther);
+    assert_eq!(back(&app, &callback).await.1, "/login");
+    assert!(!app.is_signed_in().await);
+}
+
+#[rocket::async_test]
+async fn an_id_token_that_does_not_verify_signs_nobody_in() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let users = app.count("users").await;
+    for tamper in [
+        Tamper::AlgNone,
+        Tamper::WrongKey,
+        Tamper::Hs256,
+        Tamper::Expired,
+        Tamper::OtherIssuer,
+        Tamper::UnknownKid,
+    ] {
+        provider.tamper(tamper).await;
+        let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+        assert_eq!(back(&app, &callback).await.1, "/login", "{tamper:?}");
+        assert!(!app.is_signed_in().await, "{tamper:?}");
+    }
+    assert_eq!(app.count("users").await, users, "no account made");
+}
+
+#[rocket::async_test]
+async fn a_new_signing_key_is_fetched_once_and_signs_in() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    // Discovery fetched the keys once.
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    assert!(app.is_signed_in().await);
+    assert_eq!(app.logout().await, Status::SeeOther);
+    let fetched = provider.requests("/jwks").await;
+    provider.tamper(Tamper::Rotate).await;
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    assert!(
+        app.is_signed_in().await,
+        "signed with the provider's new key"
+    );
+    assert_eq!(provider.requests("/jwks").await, fetched + 1);
+}
+
+#[rocket::async_test]
+async fn a_two_factor_account_is_still_asked_for_its_code() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    app.create_user(ADA, PASSWORD).await;
+    assert_eq!(app.login(ADA, PASSWORD).await, Status::Ok);
+    let enrolment = app
+        .post_json("/auth/two-factor", json!({"password": PASSWORD}))
+        .await;
+    let secret = json(enrolment).await["secret"]
+        .as_str()
+        .expect("a secret")
+        .to_owned();
+    let code = crate::two_factor::code(&secret, crate::two_factor::now());
+    let confirmed = app
+        .post_json("/auth/two-factor/confirm", json!({"code": code}))
+        .await;
+    assert_eq!(confirmed.status(), Status::Ok);
+    drop(confirmed);
+    let started = app
+        .post_json("/auth/oidc/acme/link", json!({"password": PASSWORD}))
+        .await;
+    let authorize = json(started).await["redirect"]
+        .as_str()
+        .expect("a URL")
+        .to_owned();
+    let callback = provider.authorize(&authorize, "ada-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/account");
+    assert_eq!(app.logout().await, Status::SeeOther);
+
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let (status, next) = back(&app, &callback).await;
+    assert_eq!(
+        (status, next.as_str()),
+        (Status::SeeOther, "/login/two-factor")
+    );
+    assert!(!app.is_signed_in().await, "not before the code");
+}
+
+#[rocket::async_test]
+async fn a_provider_that_is_down_is_said_so_and_signs_nobody_in() {
+    let Some((app, mut provider)) = with_provider(true).await else {
+        return;
+    };
+    let (status, _) = visit(&app, "/auth/oidc/acme").await;
+    assert_eq!(status, Status::SeeOther, "discovered");
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    provider.stop();
+    assert_eq!(
+        back(&app, &callback).await.1,
+        "/login",
+        "the code cannot be exchanged"
+    );
+    assert!(!app.is_signed_in().await);
+
+    // A provider never reached: its button shows, its route says so.
+    let never = spawn_app_with(|f| configured(f, "http://127.0.0.1:9", true)).await;
+    assert!(login_screen(&never).await.contains("Acme ID"));
+    let (status, next) = visit(&never, "/auth/oidc/acme").await;
+    assert_eq!((status, next.as_str()), (Status::SeeOther, "/login"));
+    assert!(login_screen(&never).await.contains("cannot be reached"));
+    let unknown = visit(&never, "/auth/oidc/nobody").await;
+    assert_eq!(unknown.0, Status::NotFound);
+}

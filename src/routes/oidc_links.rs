@@ -1,0 +1,126 @@
+//! The signed-in user's links to OpenID providers: `GET /auth/oidc/links`,
+//! `POST /auth/oidc/<name>/link` (the provider's sign-in, whose callback
+//! links its account) and `POST /auth/oidc/links/<id>/delete`. Each change
+//! asks for the password again; the last way to sign in is never removed.
+
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{get, post, State};
+use serde_json::{json, Value};
+
+use super::oidc::authorization_url;
+use super::posting::AccountRequest;
+use crate::auth::oidc::{FlowKind, Link, Links};
+use crate::auth::users;
+use crate::body::{BodyError, Input};
+use crate::clock::rfc3339;
+use crate::error::AuthError;
+use crate::events::AuthEvent;
+use crate::reply::Reply;
+use crate::screens::Posted;
+use crate::session::AuthUser;
+use crate::state::GatehouseState;
+
+/// One link as the list shows it.
+fn summary(gh: &GatehouseState, link: &Link) -> Value {
+    let label = gh
+        .oidc
+        .get(&link.provider)
+        .map_or_else(|| link.provider.clone(), |p| p.settings.label.clone());
+    json!({
+        "id": link.id,
+        "provider": link.provider,
+        "label": label,
+        "created_at": rfc3339(link.created_at),
+        "last_used_at": link.last_used_at.map(rfc3339),
+    })
+}
+
+/// The caller's links as `{"value": [...]}`, oldest first.
+pub async fn listing(gh: &GatehouseState, user: &AuthUser) -> Result<Value, AuthError> {
+    let links = Links(&gh.db).of_user(user.id).await?;
+    let value: Vec<Value> = links.iter().map(|l| summary(gh, l)).collect();
+    Ok(json!({ "value": value }))
+}
+
+/// `GET /auth/oidc/links`.
+#[get("/auth/oidc/links")]
+pub async fn list(user: AuthUser, gh: &State<GatehouseState>) -> Result<Json<Value>, AuthError> {
+    Ok(Json(listing(gh, &user).await?))
+}
+
+/// `POST /auth/oidc/<name>/link` `{password}`: the provider's sign-in,
+/// whose callback links its account to the caller: 200 `{"redirect": URL}`
+/// (a form post: 303 there); 422 `oidc_already_linked` when the caller has
+/// a link to this provider; 503 `oidc_unavailable` while it cannot be
+/// reached.
+#[post("/auth/oidc/<name>/link", data = "<body>")]
+pub async fn link(
+    caller: AccountRequest<'_>,
+    name: &str,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let provider = gh.oidc.get(name).ok_or(AuthError::NotFound)?;
+        let input = body?;
+        caller.confirm_password(gh, &input, "password").await?;
+        let user = &caller.who;
+        let links = Links(&gh.db).of_user(user.id).await?;
+        if links.iter().any(|l| l.provider == name) {
+            return Err(AuthError::Refused("oidc_already_linked"));
+        }
+        let kind = FlowKind::Link { user_id: user.id };
+        let url = authorization_url(provider, &caller.session, kind, false)
+            .await
+            .ok_or(AuthError::Refused("oidc_unavailable"))?;
+        if input.is_form() {
+            return Ok(Reply::screen(url));
+        }
+        Ok(Reply::json(json!({ "redirect": url })))
+    }
+    .await;
+    Posted(answer)
+}
+
+/// `POST /auth/oidc/links/<id>/delete` `{password}`: 204; 404 unless the
+/// link is the caller's; 422 `last_sign_in_method` when the account would
+/// be left without a password, a passkey or another link.
+#[post("/auth/oidc/links/<id>/delete", data = "<body>")]
+pub async fn remove(
+    caller: AccountRequest<'_>,
+    id: i64,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Result<Status, AuthError> {
+    let input = body?;
+    caller.confirm_password(gh, &input, "password").await?;
+    let user = &caller.who;
+    let links = Links(&gh.db);
+    let own = links.of_user(user.id).await?;
+    let link = own.iter().find(|l| l.id == id).ok_or(AuthError::NotFound)?;
+    if own.len() == 1 && !other_way_in(gh, user.id).await? {
+        return Err(AuthError::Refused("last_sign_in_method"));
+    }
+    if !links.remove(user.id, id).await? {
+        return Err(AuthError::NotFound);
+    }
+    let unlinked = AuthEvent::OidcUnlinked {
+        user_id: user.id,
+        provider: link.provider.clone(),
+    };
+    gh.events.emit(unlinked, &caller.from).await;
+    Ok(Status::NoContent)
+}
+
+/// Whether `user_id` can sign in without any provider: a usable password
+/// or a passkey.
+async fn other_way_in(gh: &GatehouseState, user_id: i64) -> Result<bool, AuthError> {
+    let user = users::find_by_id(&gh.db, user_id)
+        .await?
+        .ok_or(AuthError::NotFound)?;
+    if users::has_password(&user.password_hash) {
+        return Ok(true);
+    }
+    Ok(!gh.passkeys.list(user_id).await?.is_empty())
+}
