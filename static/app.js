@@ -139,6 +139,10 @@
         show("success", text(data.message));
         return showCodes(data.recovery_codes);
       case "passkey-remove": return reloadAccount("passkey_removed");
+      // Linking leaves for the provider's pages; its callback comes back
+      // to the account screen.
+      case "oidc-link": return window.location.assign(data.redirect);
+      case "oidc-unlink": return reloadAccount("oidc_unlinked");
       case "forgot": form.reset(); return show("success", text("reset_link_sent"));
       case "set-password": return window.location.assign("/login?notice=reset_success");
       // Any intent's screen (`org-setup`: its older name, in hosts' templates).

@@ -137,7 +137,20 @@ pub async fn render(
         })
         .collect();
     let passkeys = super::passkeys::listing(gh, user).await?;
+    let links = super::oidc_links::listing(gh, user).await?["value"].take();
+    let providers: Vec<Value> = gh
+        .oidc
+        .all()
+        .map(|p| {
+            let linked = links
+                .as_array()
+                .is_some_and(|l| l.iter().any(|l| l["provider"] == p.name.as_str()));
+            json!({"name": p.name, "label": p.settings.label, "linked": linked})
+        })
+        .collect();
     view.extra.extend([
+        ("oidc_links", links),
+        ("oidc_providers", Value::Array(providers)),
         ("passkey_list", passkeys.map_or(Value::Null, |p| p["value"].clone())),
         ("sessions", sessions["value"].clone()),
         ("two_factor", json!(state)),

@@ -92,24 +92,13 @@ mod tests {
     use super::*;
     use crate::intents::IntentKind;
     use crate::screens::Screen;
-
-    /// Whether a route's `pattern` matches `path`: segment by segment, a
-    /// `<…>` segment matching any one.
-    fn matches(pattern: &str, path: &str) -> bool {
-        let (pattern, path): (Vec<&str>, Vec<&str>) =
-            (pattern.split('/').collect(), path.split('/').collect());
-        pattern.len() == path.len()
-            && pattern
-                .iter()
-                .zip(&path)
-                .all(|(p, s)| p == s || p.starts_with('<'))
-    }
+    use crate::screens::path_matches;
 
     /// The route Rocket tries first for `method` at `path`.
     fn first_route<'a>(routes: &'a [Route], method: Method, path: &str) -> Option<&'a Route> {
         routes
             .iter()
-            .filter(|route| route.method == method && matches(route.uri.path(), path))
+            .filter(|route| route.method == method && path_matches(route.uri.path(), path))
             .min_by_key(|route| route.rank)
     }
 

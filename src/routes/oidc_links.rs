@@ -4,6 +4,7 @@
 //! asks for the password again; the last way to sign in is never removed.
 
 use rocket::http::Status;
+use rocket::response::Redirect;
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
@@ -17,7 +18,7 @@ use crate::clock::rfc3339;
 use crate::error::AuthError;
 use crate::events::AuthEvent;
 use crate::reply::Reply;
-use crate::screens::Posted;
+use crate::screens::{Posted, Screen};
 use crate::session::AuthUser;
 use crate::state::GatehouseState;
 
@@ -83,6 +84,16 @@ pub async fn link(
     Posted(answer)
 }
 
+/// What an unlink answers: 204 to a script, a 303 back to the account
+/// screen (with its message) to a form.
+#[derive(rocket::Responder)]
+pub enum Unlinked {
+    /// 204 No Content.
+    Done(Status),
+    /// 303 to the account screen.
+    Screen(Redirect),
+}
+
 /// `POST /auth/oidc/links/<id>/delete` `{password}`: 204; 404 unless the
 /// link is the caller's; 422 `last_sign_in_method` when the account would
 /// be left without a password, a passkey or another link.
@@ -92,25 +103,33 @@ pub async fn remove(
     id: i64,
     gh: &State<GatehouseState>,
     body: Result<Input, BodyError>,
-) -> Result<Status, AuthError> {
-    let input = body?;
-    caller.confirm_password(gh, &input, "password").await?;
-    let user = &caller.who;
-    let links = Links(&gh.db);
-    let own = links.of_user(user.id).await?;
-    let link = own.iter().find(|l| l.id == id).ok_or(AuthError::NotFound)?;
-    if own.len() == 1 && !other_way_in(gh, user.id).await? {
-        return Err(AuthError::Refused("last_sign_in_method"));
+) -> Posted<Unlinked> {
+    let answer = async {
+        let input = body?;
+        caller.confirm_password(gh, &input, "password").await?;
+        let user = &caller.who;
+        let links = Links(&gh.db);
+        let own = links.of_user(user.id).await?;
+        let link = own.iter().find(|l| l.id == id).ok_or(AuthError::NotFound)?;
+        if own.len() == 1 && !other_way_in(gh, user.id).await? {
+            return Err(AuthError::Refused("last_sign_in_method"));
+        }
+        if !links.remove(user.id, id).await? {
+            return Err(AuthError::NotFound);
+        }
+        let unlinked = AuthEvent::OidcUnlinked {
+            user_id: user.id,
+            provider: link.provider.clone(),
+        };
+        gh.events.emit(unlinked, &caller.from).await;
+        if input.is_form() {
+            caller.session.set_flash(json!({"message": "oidc_unlinked"}));
+            return Ok(Unlinked::Screen(Redirect::to(Screen::Account.path())));
+        }
+        Ok(Unlinked::Done(Status::NoContent))
     }
-    if !links.remove(user.id, id).await? {
-        return Err(AuthError::NotFound);
-    }
-    let unlinked = AuthEvent::OidcUnlinked {
-        user_id: user.id,
-        provider: link.provider.clone(),
-    };
-    gh.events.emit(unlinked, &caller.from).await;
-    Ok(Status::NoContent)
+    .await;
+    Posted(answer)
 }
 
 /// Whether `user_id` can sign in without any provider: a usable password

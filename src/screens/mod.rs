@@ -14,3 +14,5 @@ pub use page::Page;
 pub use posted::Posted;
 pub use render::{Screens, View};
 pub use screen::Screen;
+#[cfg(test)]
+pub(crate) use screen::path_matches;

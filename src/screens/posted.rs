@@ -34,6 +34,7 @@ impl<'r, R: Responder<'r, 'static>> Responder<'r, 'static> for Posted<R> {
                 | AuthError::ResetFailed
                 | AuthError::TwoFactorFailed
                 | AuthError::TwoFactorState(_)
+                | AuthError::Refused(_)
                 | AuthError::Busy
         );
         let is_form = req.content_type().is_some_and(|ct| ct.is_form());

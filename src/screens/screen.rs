@@ -112,7 +112,9 @@ screens! {
             "/auth/two-factor",
             "/auth/two-factor/confirm",
             "/auth/two-factor/recovery-codes",
-            "/auth/two-factor/disable"
+            "/auth/two-factor/disable",
+            "/auth/oidc/<name>/link",
+            "/auth/oidc/links/<id>/delete"
         ],
     },
     /// `GET /login/two-factor`: the second step of signing in.
@@ -155,10 +157,13 @@ impl Screen {
 
     /// The screen a failed form post to `path` goes back to.
     pub fn of_form_post(path: &str) -> Option<Screen> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|screen| screen.spec().form_posts.contains(&path))
+        Self::ALL.iter().copied().find(|screen| {
+            screen
+                .spec()
+                .form_posts
+                .iter()
+                .any(|pattern| path_matches(pattern, path))
+        })
     }
 
     /// Every screen's embedded Fluent messages in `language`, for the catalog.
@@ -174,9 +179,34 @@ impl Screen {
     }
 }
 
+/// Whether `path` is one of `pattern`'s: segment by segment, a `<…>`
+/// segment standing for any one.
+pub(crate) fn path_matches(pattern: &str, path: &str) -> bool {
+    let (mut pattern, mut path) = (pattern.split('/'), path.split('/'));
+    loop {
+        match (pattern.next(), path.next()) {
+            (None, None) => return true,
+            (Some(p), Some(s)) if p == s || (p.starts_with('<') && !s.is_empty()) => {}
+            _ => return false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_segment_stands_for_any_one_segment() {
+        assert!(path_matches("/auth/oidc/<name>/link", "/auth/oidc/acme/link"));
+        assert!(!path_matches("/auth/oidc/<name>/link", "/auth/oidc//link"));
+        assert!(!path_matches("/auth/oidc/<name>/link", "/auth/oidc/acme/link/x"));
+        assert!(!path_matches("/auth/oidc/<name>/link", "/auth/oidc/acme"));
+        assert_eq!(
+            Screen::of_form_post("/auth/oidc/links/7/delete"),
+            Some(Screen::Account)
+        );
+    }
 
     #[test]
     fn a_failed_form_post_goes_back_to_its_screen() {

@@ -454,3 +454,66 @@ async fn a_provider_that_is_down_is_said_so_and_signs_nobody_in() {
     let unknown = visit(&never, "/auth/oidc/nobody").await;
     assert_eq!(unknown.0, Status::NotFound);
 }
+
+#[rocket::async_test]
+async fn the_account_screen_links_and_unlinks_by_form_posts() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    app.create_user(ADA, PASSWORD).await;
+    assert_eq!(app.login(ADA, PASSWORD).await, Status::Ok);
+    let page = app
+        .get_html("/account")
+        .await
+        .into_string()
+        .await
+        .unwrap_or_default();
+    assert!(page.contains(r#"action="/auth/oidc/acme/link""#), "{page}");
+
+    let wrong = app
+        .post_form("/auth/oidc/acme/link", "password=not+hers")
+        .await;
+    assert_eq!(
+        (wrong.status(), location(&wrong)),
+        (Status::SeeOther, "/account".to_owned())
+    );
+    drop(wrong);
+    let started = app
+        .post_form(
+            "/auth/oidc/acme/link",
+            &format!("password={}", PASSWORD.replace(' ', "+")),
+        )
+        .await;
+    assert_eq!(started.status(), Status::SeeOther);
+    let authorize = location(&started);
+    drop(started);
+    assert!(authorize.starts_with(provider.issuer()), "{authorize}");
+    let callback = provider.authorize(&authorize, "ada-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/account");
+    let page = app
+        .get_html("/account")
+        .await
+        .into_string()
+        .await
+        .unwrap_or_default();
+    assert!(page.contains("is linked"), "the message shows: {page}");
+    let id = links(&app).await["value"][0]["id"]
+        .as_i64()
+        .expect("a link");
+    let unlink = format!("/auth/oidc/links/{id}/delete");
+    assert!(page.contains(&format!(r#"action="{unlink}""#)));
+    assert!(
+        !page.contains(r#"action="/auth/oidc/acme/link""#),
+        "linked: no link form"
+    );
+
+    let removed = app
+        .post_form(&unlink, &format!("password={}", PASSWORD.replace(' ', "+")))
+        .await;
+    assert_eq!(
+        (removed.status(), location(&removed)),
+        (Status::SeeOther, "/account".to_owned())
+    );
+    drop(removed);
+    assert_eq!(links(&app).await["value"], json!([]));
+}
