@@ -13,6 +13,7 @@ use secrecy::{ExposeSecret, SecretString};
 use time::OffsetDateTime;
 
 use crate::auth::new_password::NewPasswords;
+use crate::auth::oidc::Links;
 use crate::auth::users::{self, CreateUserError};
 use crate::auth::{passkeys, tokens, PasswordHasher};
 use crate::config::HashAlgorithm;
@@ -95,6 +96,9 @@ pub enum AccountError {
     /// No passkey has this id.
     #[error("no passkey with id {0}")]
     NoSuchPasskey(i64),
+    /// No link to an OpenID provider has this id.
+    #[error("no provider link with id {0}")]
+    NoSuchLink(i64),
     /// No personal access token has this id.
     #[error("no token with id {0}")]
     NoSuchToken(i64),
@@ -279,6 +283,41 @@ impl Accounts {
         self.emit(AuthEvent::PasskeyRemoved {
             user_id,
             passkey_id: id,
+        })
+        .await;
+        Ok(())
+    }
+
+    /// The account's links to OpenID providers, oldest first (`name` is
+    /// the provider's configured name).
+    pub async fn oidc_links(&self, email: &Email) -> Result<Vec<CredentialInfo>, AccountError> {
+        let user = self.user(email).await?;
+        Ok(Links(&self.db)
+            .of_user(user.id)
+            .await?
+            .into_iter()
+            .map(|link| CredentialInfo {
+                id: link.id,
+                name: link.provider,
+                created_at: OffsetDateTime::from_unix_timestamp(link.created_at).ok(),
+                last_used_at: link
+                    .last_used_at
+                    .and_then(|s| OffsetDateTime::from_unix_timestamp(s).ok()),
+            })
+            .collect())
+    }
+
+    /// Removes the link `id`: the provider's account signs nobody in any
+    /// more (an operator may remove the last way in; a reset by mail sets a
+    /// password).
+    pub async fn unlink_oidc(&self, id: i64) -> Result<(), AccountError> {
+        let link = Links(&self.db)
+            .take(id)
+            .await?
+            .ok_or(AccountError::NoSuchLink(id))?;
+        self.emit(AuthEvent::OidcUnlinked {
+            user_id: link.user_id,
+            provider: link.provider,
         })
         .await;
         Ok(())

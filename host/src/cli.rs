@@ -37,6 +37,9 @@ enum Command {
     /// Manage passkeys.
     #[command(subcommand)]
     Passkey(PasskeyCommand),
+    /// Manage sign-in links to OpenID providers.
+    #[command(subcommand)]
+    Oidc(OidcCommand),
     /// Apply database migrations and exit.
     Migrate,
     /// Check passwords against the Pwned Passwords corpus, offline.
@@ -105,6 +108,22 @@ enum PasskeyCommand {
     /// Remove a passkey: it signs nobody in any more.
     Remove {
         /// The passkey's id, as `passkey list` shows it.
+        id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum OidcCommand {
+    /// List an account's provider links: id, provider, when linked and last
+    /// used (UTC).
+    List {
+        /// E-mail address of the account.
+        email: String,
+    },
+    /// Remove a provider link: that provider account signs nobody in any
+    /// more.
+    Unlink {
+        /// The link's id, as `oidc list` shows it.
         id: i64,
     },
 }
@@ -275,6 +294,19 @@ async fn run(command: Command) -> Result<(), CliError> {
         Command::Passkey(PasskeyCommand::Remove { id }) => {
             open().await?.remove_passkey(id).await?;
             println!("passkey {id} removed");
+        }
+        Command::Oidc(OidcCommand::List { email }) => {
+            let email = parse_email(&email)?;
+            let links = open().await?.oidc_links(&email).await?;
+            if links.is_empty() {
+                println!("no provider links for {email}");
+            } else {
+                print!("{}", credential_table(&links));
+            }
+        }
+        Command::Oidc(OidcCommand::Unlink { id }) => {
+            open().await?.unlink_oidc(id).await?;
+            println!("provider link {id} removed");
         }
         Command::User(UserCommand::EndSessions { email }) => {
             let email = parse_email(&email)?;

@@ -374,3 +374,53 @@ async fn passkey_list_and_remove_act_on_an_accounts_passkeys() {
         )]
     );
 }
+
+#[tokio::test]
+async fn oidc_list_and_unlink_act_on_an_accounts_provider_links() {
+    let test = TestDb::new().await;
+    add_user(&test, ADA, "Ada", PASSWORD);
+    let db = test.connect().await;
+    let ada = user_id(&db, ADA).await;
+    // A link as a provider's callback stores it.
+    db.execute(
+        db.query(
+            "INSERT INTO gatehouse_oidc_links \
+             (user_id, provider, issuer, subject, created_at, last_used_at) \
+             VALUES ($1, 'acme', 'https://id.acme.example', 'ada-sub', 1795521600, NULL)",
+        )
+        .bind(ada),
+    )
+    .await
+    .expect("a link");
+
+    let out = cli(&test, &["oidc", "list", ADA], None);
+    out.assert_success();
+    let rows = listed(&out.stdout);
+    assert_eq!(rows.len(), 1, "{}", out.stdout);
+    assert_eq!(rows[0][1], "acme");
+    assert_eq!(rows[0][2], "2026-11-24 12:00:00");
+    assert_eq!(rows[0][3], "never");
+    let id = rows[0][0].clone();
+
+    let out = cli(&test, &["oidc", "unlink", &id], None);
+    out.assert_success();
+    assert!(
+        out.stdout.contains(&format!("provider link {id} removed")),
+        "{}",
+        out.stdout
+    );
+    let out = cli(&test, &["oidc", "list", ADA], None);
+    assert!(out.stdout.contains("no provider links"), "{}", out.stdout);
+    cli(&test, &["oidc", "unlink", &id], None)
+        .assert_failure(&[&format!("provider link with id {id}")]);
+    cli(&test, &["oidc", "list", "ghost@example.org"], None).assert_failure(&["ghost@example.org"]);
+    let unlinked: Vec<Stored> = events(&db)
+        .await
+        .into_iter()
+        .filter(|e| e.0 == "oidc_unlinked")
+        .collect();
+    assert_eq!(
+        unlinked,
+        [by_command("oidc_unlinked", ada, "oidc acme, command line")]
+    );
+}

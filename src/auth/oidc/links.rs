@@ -116,6 +116,22 @@ impl Links<'_> {
         Ok(())
     }
 
+    /// Removes link `id`, whoever's it is, and answers it (the command
+    /// line's unlink); `None` when there is none.
+    pub async fn take(&self, id: i64) -> Result<Option<Link>, DbError> {
+        let db = self.0;
+        let found = db
+            .fetch_optional(db.query(select!("WHERE id = $1")).bind(id))
+            .await?
+            .as_ref()
+            .map(read)
+            .transpose()?;
+        let Some(link) = found else {
+            return Ok(None);
+        };
+        Ok(self.remove(link.user_id, id).await?.then_some(link))
+    }
+
     /// Removes link `id` of `user_id`; `false` when the user has none such.
     pub async fn remove(&self, user_id: i64, id: i64) -> Result<bool, DbError> {
         let db = self.0;
