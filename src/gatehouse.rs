@@ -294,7 +294,8 @@ impl Fairing for Gatehouse {
         }
         common_headers(res, gh.is_some_and(|gh| gh.settings.is_https()));
         if is_auth_path(req.uri().path().as_str()) {
-            screen_headers(res);
+            let providers = gh.map(|gh| gh.oidc.origins()).unwrap_or_default();
+            screen_headers(res, &providers);
         }
         // Rocket's own request lines show the URI as sent; this one hides
         // the secrets a path may carry (the host turns Rocket's lines off).

@@ -29,6 +29,9 @@
 mod common;
 #[path = "browser/harness.rs"]
 mod harness;
+#[path = "oidc/harness.rs"]
+#[allow(dead_code)]
+mod oidc_provider;
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -74,6 +77,7 @@ with_and_without_js!(
     a_recovery_code_signs_in_from_the_two_factor_screen,
     other_sessions_are_ended_from_the_sessions_list,
     a_breached_password_is_replaced_before_anything_else,
+    an_openid_provider_signs_a_new_user_in_and_makes_the_account,
 );
 
 /// The browser tools and a site with Ada's account; `None` when the test is
@@ -367,6 +371,62 @@ async fn a_breached_password_is_replaced_before_anything_else(js: Js) {
     browser.sign_out().await;
     browser.sign_in(EMAIL, NEW_PASSWORD).await;
     browser.wait_for_path("/login/org-setup").await;
+}
+
+async fn an_openid_provider_signs_a_new_user_in_and_makes_the_account(js: Js) {
+    let Some(tools) = harness::tools() else {
+        return;
+    };
+    let port = harness::free_port();
+    let client = oidc_provider::OidcClient {
+        client_id: "gatehouse".into(),
+        client_secret: "the site's client secret".into(),
+        redirect_uris: vec![format!("http://127.0.0.1:{port}/auth/oidc/acme/callback")],
+    };
+    let grace = oidc_provider::OidcAccount {
+        sub: "grace-sub".into(),
+        email: "grace@acme.example".into(),
+        email_verified: true,
+        name: "Grace Hopper".into(),
+    };
+    let Some(provider) = oidc_provider::Provider::start(&[client], &[grace]).await else {
+        return;
+    };
+    let acme = format!(
+        "{{issuer=\"{}\",client_id=\"gatehouse\",client_secret=\"the site's client secret\",\
+         label=\"Acme ID\",create_accounts=true,email_domains=[\"acme.example\"]}}",
+        provider.issuer()
+    );
+    let options = SiteOptions {
+        port: Some(port),
+        oidc_acme: Some(acme),
+        ..SiteOptions::default()
+    };
+    let site = Site::start(&[(EMAIL, NAME, PASSWORD)], options).await;
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.goto("/login").await;
+    browser.wait_for_path("/login").await;
+    if js == Js::On {
+        browser.click("#remember").await;
+    }
+    browser.click("button[data-oidc=acme]").await;
+
+    // The provider's own sign-in page.
+    browser
+        .wait_for_path_where("the provider's sign-in page", |p| {
+            p.starts_with("/interaction/")
+        })
+        .await;
+    browser.fill("login", "grace@acme.example").await;
+    browser.fill("password", "any password at all").await;
+    browser.click("#sign-in").await;
+
+    // Back signed in, in a new account: the host's intent loop goes on.
+    browser.wait_for_path("/login/org-setup").await;
+    browser.goto("/account").await;
+    browser.wait_for_path("/account").await;
+    let linked = browser.text("[data-oidc-link] .name").await;
+    assert_eq!(linked.trim(), "Acme ID");
 }
 
 /// Fills the account screen's change-password form and sends it.

@@ -91,7 +91,7 @@ pub enum Unlinked {
     /// 204 No Content.
     Done(Status),
     /// 303 to the account screen.
-    Screen(Redirect),
+    Screen(Box<Redirect>),
 }
 
 /// `POST /auth/oidc/links/<id>/delete` `{password}`: 204; 404 unless the
@@ -124,7 +124,7 @@ pub async fn remove(
         gh.events.emit(unlinked, &caller.from).await;
         if input.is_form() {
             caller.session.set_flash(json!({"message": "oidc_unlinked"}));
-            return Ok(Unlinked::Screen(Redirect::to(Screen::Account.path())));
+            return Ok(Unlinked::Screen(Box::new(Redirect::to(Screen::Account.path()))));
         }
         Ok(Unlinked::Done(Status::NoContent))
     }

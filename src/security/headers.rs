@@ -8,9 +8,21 @@ use rocket::http::Header;
 use rocket::Response;
 
 /// The content security policy of the screens: only our own scripts, styles
-/// and images; no framing; forms post only to us.
+/// and images; no framing; forms post only to us (and, where a form's
+/// answer sends the browser on to an OpenID provider, to that provider).
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
      img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// [`CONTENT_SECURITY_POLICY`] with `providers` (origins) added to
+/// `form-action`: a browser follows a form's redirect only to a target the
+/// form may post to.
+pub fn content_security_policy(providers: &[String]) -> String {
+    if providers.is_empty() {
+        return CONTENT_SECURITY_POLICY.to_owned();
+    }
+    let targets = format!("form-action 'self' {}", providers.join(" "));
+    CONTENT_SECURITY_POLICY.replace("form-action 'self'", &targets)
+}
 
 /// Whether `path` belongs to Gatehouse's sign-in endpoints, whose every
 /// answer (not only pages) is kept out of caches.
@@ -31,11 +43,25 @@ pub fn common_headers(response: &mut Response<'_>, https: bool) {
     }
 }
 
-/// Adds the screen headers to `response`: the policy and no caching.
-pub fn screen_headers(response: &mut Response<'_>) {
+/// Adds the screen headers to `response`: the policy (forms may also lead
+/// to the origins of `providers`) and no caching.
+pub fn screen_headers(response: &mut Response<'_>, providers: &[String]) {
     response.set_header(Header::new(
         "Content-Security-Policy",
-        CONTENT_SECURITY_POLICY,
+        content_security_policy(providers),
     ));
     response.set_header(Header::new("Cache-Control", "no-store"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_may_lead_to_the_providers_and_nowhere_else() {
+        assert_eq!(content_security_policy(&[]), CONTENT_SECURITY_POLICY);
+        let policy = content_security_policy(&["https://id.acme.example".to_owned()]);
+        assert!(policy.contains("form-action 'self' https://id.acme.example;"), "{policy}");
+        assert!(policy.contains("default-src 'none'"));
+    }
 }

@@ -111,6 +111,14 @@ async fn a_first_sign_in_makes_an_account_that_the_link_signs_in_again() {
     let Some((app, provider)) = with_provider(true).await else {
         return;
     };
+    let screen = app.get_html("/login").await;
+    let csp = header(&screen, "Content-Security-Policy").expect("the screen's policy");
+    let form_action = format!("form-action 'self' {};", provider.issuer());
+    assert!(
+        csp.contains(&form_action),
+        "a form may lead to the provider: {csp}"
+    );
+    drop(screen);
     let page = login_screen(&app).await;
     assert!(page.contains("formaction=\"/auth/oidc/acme\""), "{page}");
     assert!(page.contains("Acme ID"));

@@ -158,6 +158,12 @@ pub struct SiteOptions {
     /// others), imported with `gatehouse breached import` and served as
     /// `auth.breached_passwords`.
     pub breached: Vec<&'static str>,
+    /// The port to serve on (a free one when `None`): a test that registers
+    /// the site's callback at an OpenID provider first chooses it.
+    pub port: Option<u16>,
+    /// `auth.oidc.acme`, verbatim (an inline TOML table: issuer, client,
+    /// label, …).
+    pub oidc_acme: Option<String>,
 }
 
 /// A running `gatehouse serve` on its own database.
@@ -218,7 +224,7 @@ impl Site {
             std::fs::create_dir_all(&dir).expect("logo dir");
             std::fs::write(dir.join("logo-full.svg"), LOGO_SVG).expect("logo file");
         }
-        let port = free_port();
+        let port = options.port.unwrap_or_else(free_port);
         let host = if options.localhost {
             "localhost"
         } else {
@@ -228,12 +234,16 @@ impl Site {
         let stdout_log = db.dir().join(format!("serve-{port}.stdout.log"));
         let stderr_log = db.dir().join(format!("serve-{port}.stderr.log"));
         let mut command = gatehouse(&db);
+        let mut auth = Vec::new();
         if !options.breached.is_empty() {
             let filter = breached_file(&db, &options.breached);
-            command.env(
-                "ROCKET_AUTH",
-                format!("{{breached_passwords=\"{}\"}}", filter.display()),
-            );
+            auth.push(format!("breached_passwords=\"{}\"", filter.display()));
+        }
+        if let Some(acme) = &options.oidc_acme {
+            auth.push(format!("oidc={{acme={acme}}}"));
+        }
+        if !auth.is_empty() {
+            command.env("ROCKET_AUTH", format!("{{{}}}", auth.join(",")));
         }
         command
             .arg("serve")

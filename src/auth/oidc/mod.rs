@@ -95,6 +95,15 @@ impl Oidc {
         self.providers.values()
     }
 
+    /// The origins a browser is sent to for a sign-in: each provider's
+    /// issuer and, once discovered, its authorization endpoint.
+    pub fn origins(&self) -> Vec<String> {
+        let mut origins: Vec<String> = self.providers.values().flat_map(|p| p.origins()).collect();
+        origins.sort();
+        origins.dedup();
+        origins
+    }
+
     /// Discovers every provider in the background: start-up never waits on
     /// one, and one that cannot be reached is logged and tried again.
     pub fn discover_in_background(&self) {

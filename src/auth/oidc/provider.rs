@@ -123,6 +123,16 @@ impl Provider {
         })
     }
 
+    /// Where a browser goes for this provider's sign-in: the issuer's
+    /// origin and, once discovered, its authorization endpoint's.
+    pub fn origins(&self) -> Vec<String> {
+        let issuer = self.issuer.url().origin().ascii_serialization();
+        let endpoint = self
+            .metadata()
+            .map(|m| m.authorization_endpoint().url().origin().ascii_serialization());
+        std::iter::once(issuer).chain(endpoint).collect()
+    }
+
     fn metadata(&self) -> Option<Arc<Metadata>> {
         self.found.read().ok()?.metadata.clone()
     }
