@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::pending;
 use super::sign_in::{finish, Completing, Proven};
-use crate::auth::oidc::{Callback, Flow, FlowKind, Identity, Links, OidcError, Provider};
+use crate::auth::oidc::{Callback, Flow, FlowKind, Identity, LinkError, Links, OidcError, Provider};
 use crate::auth::users::{self, CreateUserError, UserRecord};
 use crate::clock::unix_now;
 use crate::domain::Email;
@@ -194,13 +194,14 @@ async fn account(
         Err(CreateUserError::Duplicate) => return Ok(Err("oidc_account_exists")),
         Err(CreateUserError::Database(e)) => return Err(e.into()),
     };
-    if links
+    match links
         .add(id, &provider.name, &identity.issuer, &identity.subject)
         .await
-        .is_err()
     {
+        Ok(_) => {}
         // Another callback linked this provider account a moment ago.
-        return Ok(Err("oidc_failed"));
+        Err(LinkError::Taken) => return Ok(Err("oidc_failed")),
+        Err(LinkError::Database(e)) => return Err(e.into()),
     }
     Ok(users::find_by_id(&gh.db, id).await?.ok_or("oidc_no_account"))
 }
@@ -227,12 +228,15 @@ async fn link(
         };
         return refuse(gh, session, from, name, Some(user_id), code).await;
     }
-    if links
+    match links
         .add(user_id, name, &identity.issuer, &identity.subject)
         .await
-        .is_err()
     {
-        return refuse(gh, session, from, name, Some(user_id), "oidc_already_linked").await;
+        Ok(_) => {}
+        Err(LinkError::Taken) => {
+            return refuse(gh, session, from, name, Some(user_id), "oidc_already_linked").await
+        }
+        Err(LinkError::Database(e)) => return Err(e.into()),
     }
     let linked = AuthEvent::OidcLinked {
         user_id,

@@ -87,7 +87,8 @@ impl Links<'_> {
         let db = self.0;
         let insert = "INSERT INTO gatehouse_oidc_links \
                       (user_id, provider, issuer, subject, created_at, last_used_at) \
-                      VALUES ($1, $2, $3, $4, $5, $5)";
+                      VALUES ($1, $2, $3, $4, $5, $6)";
+        let now = unix_now();
         let mut conn = db.connection().await?;
         let inserted = db
             .insert_id(&mut *conn, insert, |query| {
@@ -96,7 +97,8 @@ impl Links<'_> {
                     .bind(provider.to_owned())
                     .bind(issuer.to_owned())
                     .bind(subject.to_owned())
-                    .bind(unix_now())
+                    .bind(now)
+                    .bind(now)
             })
             .await;
         match inserted {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) use flow::{Flow, FlowKind, LIFETIME_SECONDS as FLOW_SECONDS};
-pub(crate) use links::{Link, Links};
+pub(crate) use links::{Link, LinkError, Links};
 pub(crate) use provider::{Callback, Provider};
 
 use openidconnect::core::CoreIdTokenClaims;
