@@ -366,6 +366,9 @@ async fn an_id_token_that_does_not_verify_signs_nobody_in() {
         Tamper::Hs256,
         Tamper::Expired,
         Tamper::OtherIssuer,
+        Tamper::OtherAudience,
+        Tamper::TwoAudiences,
+        Tamper::WrongNonce,
         Tamper::UnknownKid,
     ] {
         provider.tamper(tamper).await;

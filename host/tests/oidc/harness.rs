@@ -79,6 +79,13 @@ pub enum Tamper {
     OtherIssuer,
     /// HS256 with the client's secret as the key, no `kid`.
     Hs256,
+    /// Signed properly, but `aud` is another client.
+    OtherAudience,
+    /// Signed properly, `aud` holds ours and another client, and `azp`
+    /// names the other one.
+    TwoAudiences,
+    /// Signed properly, but `nonce` is not the one the flow sent.
+    WrongNonce,
     /// A new RSA key (new `kid`) is published in the JWKS from now on, and
     /// signs the tokens. Each call adds one more key.
     Rotate,
@@ -95,6 +102,9 @@ impl Tamper {
             Tamper::Expired => "expired",
             Tamper::OtherIssuer => "other_issuer",
             Tamper::Hs256 => "hs256",
+            Tamper::OtherAudience => "other_audience",
+            Tamper::TwoAudiences => "two_audiences",
+            Tamper::WrongNonce => "wrong_nonce",
             Tamper::Rotate => "rotate",
         }
     }

@@ -189,7 +189,10 @@ async function submitLogin(ctx) {
   ctx.respond = false;
 }
 
-const TAMPERS = ['none', 'alg_none', 'wrong_key', 'unknown_kid', 'expired', 'other_issuer', 'hs256', 'rotate'];
+const TAMPERS = [
+  'none', 'alg_none', 'wrong_key', 'unknown_kid', 'expired', 'other_issuer', 'hs256', 'rotate',
+  'other_audience', 'two_audiences', 'wrong_nonce',
+];
 
 // POST /__test/tamper {"mode": ...}.
 async function setTamper(ctx) {
@@ -238,6 +241,12 @@ function tamper(idToken) {
       return signRs256(header, { ...payload, iat: now - 3600, exp: now - 1800 }, rsaKey.privateKey);
     case 'other_issuer':
       return signRs256(header, { ...payload, iss: 'http://127.0.0.1:1/other' }, rsaKey.privateKey);
+    case 'other_audience':
+      return signRs256(header, { ...payload, aud: 'another-client' }, rsaKey.privateKey);
+    case 'two_audiences':
+      return signRs256(header, { ...payload, aud: [payload.aud, 'another-client'], azp: 'another-client' }, rsaKey.privateKey);
+    case 'wrong_nonce':
+      return signRs256(header, { ...payload, nonce: 'not-the-flows-nonce' }, rsaKey.privateKey);
     case 'hs256': {
       const input = `${jsonB64({ alg: 'HS256', typ: header.typ })}.${p}`;
       const mac = crypto.createHmac('sha256', clientSecret(payload.aud)).update(input).digest('base64url');
