@@ -188,13 +188,25 @@ impl Composer {
         )
     }
 
-    /// "Your password was changed", pointing at the forgot-password screen.
+    /// "Your password was changed", pointing at the forgot-password screen,
+    /// and naming each OpenID provider (label, account screen URL) that can
+    /// also sign the account in.
     pub fn password_changed(
         &self,
         language: Language,
         name: &str,
         forgot_link: &str,
+        providers: &[(String, String)],
     ) -> Result<Notification, String> {
+        // Each provider that can also sign the account in, with where to
+        // unlink it: a reset by mail is account control, and says so.
+        let details: Vec<String> = providers
+            .iter()
+            .map(|(label, account)| {
+                let args = [("provider", label.as_str()), ("link", account.as_str())];
+                self.catalog.text(language, "mail-changed-provider", &args)
+            })
+            .collect();
         self.render(
             "password-changed",
             language,
@@ -203,6 +215,7 @@ impl Composer {
                 ("greeting", "mail-changed-greeting"),
                 ("body", "mail-changed-body"),
                 ("warning", "mail-changed-warning"),
+                ("providers", "mail-changed-providers"),
                 ("signature", "mail-signature"),
             ],
             &[
@@ -211,7 +224,7 @@ impl Composer {
                 ("app", &self.app_name),
             ],
             forgot_link,
-            &[],
+            &details,
         )
     }
 

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::posting::{AccountRequest, Keeping};
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
+use crate::auth::oidc::Links;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::domain::Password;
@@ -75,7 +76,7 @@ pub async fn set_new_password(
         .await?;
     let changed = AuthEvent::PasswordChanged { user_id: user.id };
     gh.events.emit(changed, &caller.from).await;
-    send_password_changed(gh, caller.language, &user.name, &user.email);
+    send_password_changed(gh, caller.language, user.id, &user.name, &user.email).await;
     Ok(())
 }
 
@@ -161,12 +162,37 @@ pub async fn render(
 }
 
 /// Sends the "password changed" notice, which links to the forgot-password
-/// screen in case it was not the user; a failure is logged.
-pub fn send_password_changed(gh: &GatehouseState, language: Language, name: &str, email: &str) {
+/// screen in case it was not the user and names every OpenID provider that
+/// can also sign the account in (with the account screen, to unlink one); a
+/// failure is logged.
+pub async fn send_password_changed(
+    gh: &GatehouseState,
+    language: Language,
+    user_id: i64,
+    name: &str,
+    email: &str,
+) {
     let forgot = gh.settings.absolute(Screen::ForgotPassword.path());
+    let account = gh.settings.absolute(Screen::Account.path());
+    let providers: Vec<(String, String)> = match Links(&gh.db).of_user(user_id).await {
+        Ok(links) => links
+            .into_iter()
+            .map(|link| {
+                let label = gh
+                    .oidc
+                    .get(&link.provider)
+                    .map_or(link.provider, |p| p.settings.label.clone());
+                (label, account.clone())
+            })
+            .collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, "the providers of a password-changed mail were not read");
+            Vec::new()
+        }
+    };
     let sent = gh
         .composer
-        .password_changed(language, name, &forgot)
+        .password_changed(language, name, &forgot, &providers)
         .and_then(|mail| mailbox(name, email).map(|to| gh.mailer.send(to, mail)));
     if let Err(e) = sent {
         tracing::error!(error = %e, "password-changed mail not sent");

@@ -145,7 +145,7 @@ async fn reset(
     gh.events
         .emit(AuthEvent::PasswordReset { user_id: user.id }, from)
         .await;
-    send_password_changed(gh, language, &user.name, &user.email);
+    send_password_changed(gh, language, user.id, &user.name, &user.email).await;
     Ok(())
 }
 

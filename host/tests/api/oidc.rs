@@ -11,6 +11,7 @@ use rocket::http::{Header, Status};
 use serde_json::{json, Value};
 
 use crate::helpers::{header, json, location, spawn_app_with, TestApp, BASE_URL, PASSWORD};
+use crate::mailbox::{request_link, reset, spawn_mail_app_with, CHANGED_SUBJECT};
 use crate::oidc_provider::{OidcAccount, OidcClient, Provider, Tamper};
 
 const ADA: &str = "ada@acme.example";
@@ -527,4 +528,37 @@ async fn the_account_screen_links_and_unlinks_by_form_posts() {
     );
     drop(removed);
     assert_eq!(links(&app).await["value"], json!([]));
+}
+
+#[rocket::async_test]
+async fn a_reset_by_mail_sets_a_password_and_its_mail_names_the_linked_providers() {
+    let client = OidcClient {
+        client_id: "gatehouse".into(),
+        client_secret: SECRET.into(),
+        redirect_uris: vec![format!("{BASE_URL}/auth/oidc/acme/callback")],
+    };
+    let Some(provider) = Provider::start(&[client], &accounts()).await else {
+        return;
+    };
+    let issuer = provider.issuer().to_owned();
+    let (app, mailbox) = spawn_mail_app_with(|f| configured(f, &issuer, true)).await;
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    assert!(app.is_signed_in().await);
+    assert_eq!(app.logout().await, Status::SeeOther);
+
+    // Mailbox control is account control: the reset sets a first password.
+    let link = request_link(&app, &mailbox, ADA).await;
+    let done = reset(&app.client, &link.token, &link.email, PASSWORD).await;
+    assert_eq!(done.status(), Status::Ok);
+    drop(done);
+    let mail = mailbox.wait_for_mail(ADA, CHANGED_SUBJECT).await;
+    assert!(mail.text.contains("Acme ID"), "{}", mail.text);
+    assert!(
+        mail.text.contains(&format!("{BASE_URL}/account")),
+        "{}",
+        mail.text
+    );
+    assert!(mail.html.contains("Acme ID"), "{}", mail.html);
+    assert_eq!(app.login(ADA, PASSWORD).await, Status::Ok);
 }
