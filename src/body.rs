@@ -144,6 +144,15 @@ impl Input {
         self.is_form
     }
 
+    /// Whether the field `name` was sent with a value (not null, not empty).
+    pub fn has(&self, name: &str) -> bool {
+        match self.fields.get(name) {
+            None | Some(Value::Null) => false,
+            Some(Value::String(text)) => !text.is_empty(),
+            Some(_) => true,
+        }
+    }
+
     /// A text field: `None` when absent, null or empty. A JSON value that is
     /// not a string records `string`; NUL or another control character
     /// records `invalid` (no such text reaches the database).

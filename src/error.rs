@@ -112,6 +112,13 @@ pub enum AuthError {
     /// 503).
     #[error("refused: {0}")]
     Refused(&'static str),
+    /// An account without a password must prove who it is afresh first
+    /// (422 `reauth_required` with the ways to do it: `oidc:<name>`).
+    #[error("a fresh proof of who this is is required")]
+    ReauthRequired {
+        /// The ways to give it.
+        methods: Vec<String>,
+    },
     /// Nothing of the caller's has this id (404 `not_found`).
     #[error("not found")]
     NotFound,
@@ -166,6 +173,7 @@ impl AuthError {
             Self::Refused("oidc_unavailable") => Status::ServiceUnavailable,
             Self::Validation(_)
             | Self::Refused(_)
+            | Self::ReauthRequired { .. }
             | Self::Credentials
             | Self::ResetFailed
             | Self::TwoFactorFailed
@@ -208,6 +216,9 @@ impl AuthError {
             }),
             Self::Unauthenticated => json!({"message": "unauthenticated"}),
             Self::PasswordChangeRequired => json!({"message": "password_change_required"}),
+            Self::ReauthRequired { methods } => {
+                json!({"message": "reauth_required", "methods": methods})
+            }
             Self::UnknownIntent => json!({"message": "unknown_intent"}),
             Self::NotFound => json!({"message": "not_found"}),
             Self::TwoFactorState(code) | Self::Refused(code) => json!({"message": code}),

@@ -55,3 +55,4 @@ msg-oidc_linked = Der Anbieter ist verknüpft: Sie können sich jetzt darüber a
 msg-oidc_unlinked = Der Anbieter ist nicht mehr verknüpft.
 msg-last_sign_in_method = Dies ist die letzte Möglichkeit, sich anzumelden: Legen Sie zuerst ein Passwort fest oder fügen Sie einen Passkey hinzu.
 msg-reauth_required = Bitte bestätigen Sie zuerst, dass Sie es sind.
+msg-identity_confirmed = Danke: In den nächsten Minuten wird kein Passwort abgefragt.

@@ -55,3 +55,4 @@ msg-oidc_linked = The provider is linked: you can sign in with it now.
 msg-oidc_unlinked = The provider is no longer linked.
 msg-last_sign_in_method = This is the last way to sign in to your account: set a password or add a passkey first.
 msg-reauth_required = Please confirm it is you first.
+msg-identity_confirmed = Thank you: for the next few minutes no password is asked for.

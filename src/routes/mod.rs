@@ -81,6 +81,7 @@ pub fn all() -> Vec<Route> {
         oidc::callback,
         oidc_links::list,
         oidc_links::link,
+        oidc_links::confirm,
         oidc_links::remove,
     ]
 }

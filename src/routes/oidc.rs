@@ -14,6 +14,7 @@ use rocket::response::Redirect;
 use rocket::{get, State};
 use serde_json::json;
 
+use super::confirm;
 use super::pending;
 use super::sign_in::{finish, Completing, Proven};
 use crate::auth::oidc::{Callback, Flow, FlowKind, Identity, LinkError, Links, OidcError, Provider};
@@ -81,7 +82,10 @@ pub(super) async fn authorization_url(
     kind: FlowKind,
     remember: bool,
 ) -> Option<String> {
-    let begun = provider.begin(false).await.ok()?;
+    // A proof must be made now: the provider asks again, whatever session
+    // it has.
+    let fresh = matches!(kind, FlowKind::Confirm { .. });
+    let begun = provider.begin(fresh).await.ok()?;
     Flow {
         provider: provider.name.clone(),
         state: begun.state,
@@ -115,7 +119,7 @@ pub async fn callback(
         return refuse(gh, &session, &from, name, None, "oidc_failed").await;
     };
     let linking = match flow.kind {
-        FlowKind::Link { user_id } => Some(user_id),
+        FlowKind::Link { user_id } | FlowKind::Confirm { user_id } => Some(user_id),
         FlowKind::SignIn => None,
     };
     let identity = match (code, error) {
@@ -140,8 +144,14 @@ pub async fn callback(
             return refuse(gh, &session, &from, name, linking, "oidc_failed").await
         }
     };
-    if let Some(user_id) = linking {
-        return link(gh, &session, &from, provider, user_id, &identity).await;
+    match flow.kind {
+        FlowKind::Link { user_id } => {
+            return link(gh, &session, &from, provider, user_id, &identity).await
+        }
+        FlowKind::Confirm { user_id } => {
+            return confirmed(gh, &session, &from, provider, user_id, &identity).await
+        }
+        FlowKind::SignIn => {}
     }
     let user = match account(gh, provider, &identity).await? {
         Ok(user) => user,
@@ -244,6 +254,34 @@ async fn link(
     };
     gh.events.emit(linked, from).await;
     session.set_flash(json!({"message": "oidc_linked"}));
+    Ok(Reply::screen(Screen::Account.path()))
+}
+
+/// A fresh proof for `user_id`, who asked for it from this session: the
+/// provider account must be theirs and its sign-in at most five minutes
+/// old (`auth_time`); then the session's proof stands in for a password.
+async fn confirmed(
+    gh: &GatehouseState,
+    session: &Session,
+    from: &Origin,
+    provider: &Provider,
+    user_id: i64,
+    identity: &Identity,
+) -> Result<Reply, AuthError> {
+    let name = provider.name.as_str();
+    let linked = Links(&gh.db)
+        .of_account(&identity.issuer, &identity.subject)
+        .await?
+        .is_some_and(|link| link.user_id == user_id);
+    let now = unix_now();
+    let recent = identity
+        .auth_time
+        .filter(|at| (now - confirm::PROOF_SECONDS..=now + 60).contains(at));
+    let (true, true, Some(at)) = (session.user_id() == Some(user_id), linked, recent) else {
+        return refuse(gh, session, from, name, Some(user_id), "oidc_failed").await;
+    };
+    confirm::proven_at(session, at);
+    session.set_flash(json!({"message": "identity_confirmed"}));
     Ok(Reply::screen(Screen::Account.path()))
 }
 

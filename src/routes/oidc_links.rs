@@ -84,6 +84,39 @@ pub async fn link(
     Posted(answer)
 }
 
+/// `POST /auth/oidc/<name>/confirm`: a fresh proof of who the caller is,
+/// for an account without a password: the linked provider `name` signs
+/// them in again now (`prompt=login`, `max_age=0`), and for five minutes
+/// that proof stands in for the password: 200 `{"redirect": URL}` (a form
+/// post: 303 there); 404 unless the caller has a link to `name`.
+#[post("/auth/oidc/<name>/confirm", data = "<body>")]
+pub async fn confirm(
+    caller: AccountRequest<'_>,
+    name: &str,
+    gh: &State<GatehouseState>,
+    body: Result<Input, BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let provider = gh.oidc.get(name).ok_or(AuthError::NotFound)?;
+        let input = body?;
+        let user = &caller.who;
+        let links = Links(&gh.db).of_user(user.id).await?;
+        if !links.iter().any(|l| l.provider == name) {
+            return Err(AuthError::NotFound);
+        }
+        let kind = FlowKind::Confirm { user_id: user.id };
+        let url = authorization_url(provider, &caller.session, kind, false)
+            .await
+            .ok_or(AuthError::Refused("oidc_unavailable"))?;
+        if input.is_form() {
+            return Ok(Reply::screen(url));
+        }
+        Ok(Reply::json(json!({ "redirect": url })))
+    }
+    .await;
+    Posted(answer)
+}
+
 /// What an unlink answers: 204 to a script, a 303 back to the account
 /// screen (with its message) to a form.
 #[derive(rocket::Responder)]
@@ -141,5 +174,6 @@ async fn other_way_in(gh: &GatehouseState, user_id: i64) -> Result<bool, AuthErr
     if users::has_password(&user.password_hash) {
         return Ok(true);
     }
-    Ok(!gh.passkeys.list(user_id).await?.is_empty())
+    // With passkeys off (an IP address as base_url), none signs in.
+    Ok(gh.passkeys.is_on() && !gh.passkeys.list(user_id).await?.is_empty())
 }

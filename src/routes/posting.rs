@@ -54,7 +54,10 @@ impl AccountRequest<'_> {
         input: &Input,
         field: &'static str,
     ) -> Result<(), AuthError> {
-        confirm_password(gh, &self.who, self.client, &self.from, input, field).await
+        let Posting {
+            who, session, client, from, ..
+        } = self;
+        confirm_password(gh, who, session, *client, from, input, field).await
     }
 }
 

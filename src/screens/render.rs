@@ -28,7 +28,7 @@ const SHARED: [(&str, &str); 2] = [
 ];
 
 /// The message codes that report a success (shown as such).
-const SUCCESS: [&str; 11] = [
+const SUCCESS: [&str; 14] = [
     "reset_link_sent",
     "reset_success",
     "password_changed",
@@ -40,6 +40,9 @@ const SUCCESS: [&str; 11] = [
     "recovery_codes_renewed",
     "passkey_added",
     "passkey_removed",
+    "oidc_linked",
+    "oidc_unlinked",
+    "identity_confirmed",
 ];
 
 /// The id of the element the form message is shown in (`base.html`).

@@ -299,16 +299,22 @@ async fn the_last_way_in_is_not_unlinked() {
     let id = links(&app).await["value"][0]["id"]
         .as_i64()
         .expect("a link");
-    // An account without a password is asked for one it does not have; the
-    // refusal to remove its last way in comes first of what it can meet.
+    // Proven afresh at the provider, the account still keeps its only way in.
+    let started = app.post_json("/auth/oidc/acme/confirm", json!({})).await;
+    let authorize = json(started).await["redirect"]
+        .as_str()
+        .expect("a URL")
+        .to_owned();
+    let callback = provider.authorize(&authorize, "ada-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/account");
     let removed = app
-        .post_json(
-            &format!("/auth/oidc/links/{id}/delete"),
-            json!({"password": "x"}),
-        )
+        .post_json(&format!("/auth/oidc/links/{id}/delete"), json!({}))
         .await;
     assert_eq!(removed.status(), Status::UnprocessableEntity);
-    drop(removed);
+    assert_eq!(
+        json(removed).await,
+        json!({"message": "last_sign_in_method"})
+    );
     assert_eq!(app.count("gatehouse_oidc_links").await, 1);
 }
 
@@ -561,4 +567,56 @@ async fn a_reset_by_mail_sets_a_password_and_its_mail_names_the_linked_providers
     );
     assert!(mail.html.contains("Acme ID"), "{}", mail.html);
     assert_eq!(app.login(ADA, PASSWORD).await, Status::Ok);
+}
+
+#[rocket::async_test]
+async fn an_account_without_a_password_proves_itself_afresh_at_its_provider() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    let ada = app.user_id(ADA).await;
+
+    // No password to ask for: the ways to prove it are named.
+    let refused = app.post_json("/auth/two-factor", json!({})).await;
+    assert_eq!(refused.status(), Status::UnprocessableEntity);
+    assert_eq!(
+        json(refused).await,
+        json!({"message": "reauth_required", "methods": ["oidc:acme"]})
+    );
+    // A password in the body is checked, and wrong, as everywhere.
+    let wrong = app
+        .post_json("/auth/two-factor", json!({"password": "a guess"}))
+        .await;
+    assert_eq!(
+        json(wrong).await["errors"]["password"][0],
+        "current_password"
+    );
+    assert!(app.event_names(ada).await.contains(&"failed".to_owned()));
+
+    // A sign-in at the provider made now (it asks again, whatever session
+    // it has) stands in for the password.
+    let browser = provider.user_agent();
+    let started = app.post_json("/auth/oidc/acme/confirm", json!({})).await;
+    assert_eq!(started.status(), Status::Ok);
+    let authorize = json(started).await["redirect"]
+        .as_str()
+        .expect("a URL")
+        .to_owned();
+    assert!(authorize.contains("prompt=login"), "{authorize}");
+    let callback = browser.authorize(&authorize, "ada-sub").await;
+    assert_eq!(browser.logins(), 1, "the provider asked again");
+    assert_eq!(back(&app, &callback).await.1, "/account");
+    let enrolment = app.post_json("/auth/two-factor", json!({})).await;
+    assert_eq!(
+        enrolment.status(),
+        Status::Ok,
+        "proven: no password asked for"
+    );
+    drop(enrolment);
+
+    // Another user's provider account is no proof for Ada.
+    let other = app.post_json("/auth/oidc/nobody/confirm", json!({})).await;
+    assert_eq!(other.status(), Status::NotFound);
 }

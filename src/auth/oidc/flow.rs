@@ -25,6 +25,13 @@ pub(crate) enum FlowKind {
         /// `users.id` of the user who started it.
         user_id: i64,
     },
+    /// A fresh proof of who the signed-in user `user_id` is (an account
+    /// without a password, before a change to it): the provider signs them
+    /// in again now.
+    Confirm {
+        /// `users.id` of the user who started it.
+        user_id: i64,
+    },
 }
 
 /// One flow's secrets and purpose.
