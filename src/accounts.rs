@@ -64,6 +64,19 @@ pub struct CredentialInfo {
     pub last_used_at: Option<OffsetDateTime>,
 }
 
+impl CredentialInfo {
+    /// `id` named `name`, with its times as stored (Unix seconds).
+    fn at_unix(id: i64, name: String, created_at: i64, last_used_at: Option<i64>) -> Self {
+        let at = |seconds: i64| OffsetDateTime::from_unix_timestamp(seconds).ok();
+        Self {
+            id,
+            name,
+            created_at: at(created_at),
+            last_used_at: last_used_at.and_then(at),
+        }
+    }
+}
+
 /// A personal access token as an operator sees it.
 pub type TokenInfo = CredentialInfo;
 
@@ -264,14 +277,7 @@ impl Accounts {
         Ok(passkeys::admin::list(&self.db, user.id)
             .await?
             .into_iter()
-            .map(|passkey| CredentialInfo {
-                id: passkey.id,
-                name: passkey.name,
-                created_at: OffsetDateTime::from_unix_timestamp(passkey.created_at).ok(),
-                last_used_at: passkey
-                    .last_used_at
-                    .and_then(|s| OffsetDateTime::from_unix_timestamp(s).ok()),
-            })
+            .map(|p| CredentialInfo::at_unix(p.id, p.name, p.created_at, p.last_used_at))
             .collect())
     }
 
@@ -296,14 +302,7 @@ impl Accounts {
             .of_user(user.id)
             .await?
             .into_iter()
-            .map(|link| CredentialInfo {
-                id: link.id,
-                name: link.provider,
-                created_at: OffsetDateTime::from_unix_timestamp(link.created_at).ok(),
-                last_used_at: link
-                    .last_used_at
-                    .and_then(|s| OffsetDateTime::from_unix_timestamp(s).ok()),
-            })
+            .map(|l| CredentialInfo::at_unix(l.id, l.provider, l.created_at, l.last_used_at))
             .collect())
     }
 

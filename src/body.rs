@@ -212,6 +212,20 @@ impl Input {
         }
     }
 
+    /// [`Input::new_password`], or 422 `validation_failed` with the codes
+    /// of every field that failed.
+    pub fn valid_new_password(
+        &self,
+        rules: &NewPasswords,
+        hints: &[&str],
+    ) -> Result<Password, AuthError> {
+        let mut errors = FieldErrors::new();
+        let password = self.new_password(rules, hints, &mut errors);
+        password
+            .filter(|_| errors.is_empty())
+            .ok_or(AuthError::Validation(errors))
+    }
+
     /// An optional password field (a confirmation), refusing only NUL.
     pub fn password(&self, name: &str, errors: &mut FieldErrors) -> Option<String> {
         self.string(name, errors, |c| c == '\0')

@@ -11,7 +11,7 @@ use crate::auth::oidc::Links;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::domain::Password;
-use crate::error::{AuthError, FieldErrors};
+use crate::error::AuthError;
 use crate::events::AuthEvent;
 use crate::i18n::Language;
 use crate::mail::mailbox;
@@ -37,11 +37,7 @@ pub async fn change_password(
     } = &caller;
     let answer = async {
         let input = body?;
-        let mut errors = FieldErrors::new();
-        let password = input.new_password(&gh.new_passwords, &[&user.email], &mut errors);
-        let Some(password) = password.filter(|_| errors.is_empty()) else {
-            return Err(AuthError::Validation(errors));
-        };
+        let password = input.valid_new_password(&gh.new_passwords, &[&user.email])?;
         caller.confirm_password(gh, &input, "current_password").await?;
         set_new_password(&caller, gh, &password).await?;
         if input.is_form() {

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::oidc::authorization_url;
 use super::posting::AccountRequest;
-use crate::auth::oidc::{FlowKind, Link, Links};
+use crate::auth::oidc::{FlowKind, Link, Links, Provider};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
@@ -72,16 +72,28 @@ pub async fn link(
             return Err(AuthError::Refused("oidc_already_linked"));
         }
         let kind = FlowKind::Link { user_id: user.id };
-        let url = authorization_url(provider, &caller.session, kind, false)
-            .await
-            .ok_or(AuthError::Refused("oidc_unavailable"))?;
-        if input.is_form() {
-            return Ok(Reply::screen(url));
-        }
-        Ok(Reply::json(json!({ "redirect": url })))
+        to_provider(provider, &caller, kind, &input).await
     }
     .await;
     Posted(answer)
+}
+
+/// Starts a flow of `kind` for the caller and sends them to `provider`:
+/// `{"redirect": URL}` to a script, a 303 there to a form; 503
+/// `oidc_unavailable` while it cannot be reached.
+async fn to_provider(
+    provider: &Provider,
+    caller: &AccountRequest<'_>,
+    kind: FlowKind,
+    input: &Input,
+) -> Result<Reply, AuthError> {
+    let url = authorization_url(provider, &caller.session, kind, false)
+        .await
+        .ok_or(AuthError::Refused("oidc_unavailable"))?;
+    if input.is_form() {
+        return Ok(Reply::screen(url));
+    }
+    Ok(Reply::json(json!({ "redirect": url })))
 }
 
 /// `POST /auth/oidc/<name>/confirm`: a fresh proof of who the caller is,
@@ -105,13 +117,7 @@ pub async fn confirm(
             return Err(AuthError::NotFound);
         }
         let kind = FlowKind::Confirm { user_id: user.id };
-        let url = authorization_url(provider, &caller.session, kind, false)
-            .await
-            .ok_or(AuthError::Refused("oidc_unavailable"))?;
-        if input.is_form() {
-            return Ok(Reply::screen(url));
-        }
-        Ok(Reply::json(json!({ "redirect": url })))
+        to_provider(provider, &caller, kind, &input).await
     }
     .await;
     Posted(answer)

@@ -11,7 +11,6 @@ use super::account::set_new_password;
 use super::intents::reply;
 use super::posting::AccountRequest;
 use crate::body::{BodyError, Input};
-use crate::error::{AuthError, FieldErrors};
 use crate::intents::{IntentResult, Submission};
 use crate::reply::Reply;
 use crate::screens::Posted;
@@ -34,11 +33,7 @@ pub async fn submit(
     } = &caller;
     let answer = async {
         let input = body?;
-        let mut errors = FieldErrors::new();
-        let password = input.new_password(&gh.new_passwords, &[&user.email], &mut errors);
-        let Some(password) = password.filter(|_| errors.is_empty()) else {
-            return Err(AuthError::Validation(errors));
-        };
+        let password = input.valid_new_password(&gh.new_passwords, &[&user.email])?;
         set_new_password(&caller, gh, &password).await?;
         password_change::lift(session);
         Ok(reply(gh, submission, &input, user, session, IntentResult::Satisfied).await)

@@ -87,6 +87,25 @@ async fn at_provider(app: &TestApp, provider: &Provider, path: &str, login: &str
     provider.authorize(&authorize, login).await
 }
 
+/// Posts `body` to `path` (a route answering `{"redirect": URL}`), signs
+/// in at the provider there as `login` (it asks again, whatever session it
+/// has) and answers the provider's redirect back.
+async fn posted_to_provider(
+    app: &TestApp,
+    provider: &Provider,
+    path: &str,
+    body: Value,
+    login: &str,
+) -> String {
+    let started = app.post_json(path, body).await;
+    assert_eq!(started.status(), Status::Ok, "{path}");
+    let authorize = json(started).await["redirect"]
+        .as_str()
+        .expect("a URL")
+        .to_owned();
+    provider.authorize(&authorize, login).await
+}
+
 /// Follows the provider's redirect back into our app: the status and where
 /// the app sends the browser next.
 async fn back(app: &TestApp, callback: &str) -> (Status, String) {
@@ -215,15 +234,9 @@ async fn an_existing_account_is_never_linked_by_its_address_but_from_the_account
         .await;
     assert_eq!(wrong.status(), Status::UnprocessableEntity);
     drop(wrong);
-    let started = app
-        .post_json("/auth/oidc/acme/link", json!({"password": PASSWORD}))
-        .await;
-    assert_eq!(started.status(), Status::Ok);
-    let authorize = json(started).await["redirect"]
-        .as_str()
-        .expect("a URL")
-        .to_owned();
-    let callback = provider.authorize(&authorize, "ada-sub").await;
+    let link = json!({"password": PASSWORD});
+    let callback =
+        posted_to_provider(&app, &provider, "/auth/oidc/acme/link", link, "ada-sub").await;
     let (status, next) = back(&app, &callback).await;
     assert_eq!((status, next.as_str()), (Status::SeeOther, "/account"));
     assert!(app
@@ -248,14 +261,14 @@ async fn an_existing_account_is_never_linked_by_its_address_but_from_the_account
     assert_eq!(app.logout().await, Status::SeeOther);
     app.create_user("grace@acme.example", PASSWORD).await;
     assert_eq!(app.login("grace@acme.example", PASSWORD).await, Status::Ok);
-    let started = app
-        .post_json("/auth/oidc/acme/link", json!({"password": PASSWORD}))
-        .await;
-    let authorize = json(started).await["redirect"]
-        .as_str()
-        .expect("a URL")
-        .to_owned();
-    let callback = provider.authorize(&authorize, "ada-sub").await;
+    let callback = posted_to_provider(
+        &app,
+        &provider,
+        "/auth/oidc/acme/link",
+        json!({"password": PASSWORD}),
+        "ada-sub",
+    )
+    .await;
     assert_eq!(back(&app, &callback).await.1, "/account");
     assert_eq!(
         links(&app).await["value"],
@@ -300,12 +313,14 @@ async fn the_last_way_in_is_not_unlinked() {
         .as_i64()
         .expect("a link");
     // Proven afresh at the provider, the account still keeps its only way in.
-    let started = app.post_json("/auth/oidc/acme/confirm", json!({})).await;
-    let authorize = json(started).await["redirect"]
-        .as_str()
-        .expect("a URL")
-        .to_owned();
-    let callback = provider.authorize(&authorize, "ada-sub").await;
+    let callback = posted_to_provider(
+        &app,
+        &provider,
+        "/auth/oidc/acme/confirm",
+        json!({}),
+        "ada-sub",
+    )
+    .await;
     assert_eq!(back(&app, &callback).await.1, "/account");
     let removed = app
         .post_json(&format!("/auth/oidc/links/{id}/delete"), json!({}))
@@ -427,14 +442,14 @@ async fn a_two_factor_account_is_still_asked_for_its_code() {
         .await;
     assert_eq!(confirmed.status(), Status::Ok);
     drop(confirmed);
-    let started = app
-        .post_json("/auth/oidc/acme/link", json!({"password": PASSWORD}))
-        .await;
-    let authorize = json(started).await["redirect"]
-        .as_str()
-        .expect("a URL")
-        .to_owned();
-    let callback = provider.authorize(&authorize, "ada-sub").await;
+    let callback = posted_to_provider(
+        &app,
+        &provider,
+        "/auth/oidc/acme/link",
+        json!({"password": PASSWORD}),
+        "ada-sub",
+    )
+    .await;
     assert_eq!(back(&app, &callback).await.1, "/account");
     assert_eq!(app.logout().await, Status::SeeOther);
 
