@@ -373,10 +373,14 @@ async fn a_breached_password_is_replaced_before_anything_else(js: Js) {
     browser.wait_for_path("/login/org-setup").await;
 }
 
-async fn an_openid_provider_signs_a_new_user_in_and_makes_the_account(js: Js) {
-    let Some(tools) = harness::tools() else {
-        return;
-    };
+/// An OpenID provider with Grace's account (`grace@acme.example`), and
+/// `gatehouse serve` configured with it as `acme` (accounts made for
+/// `acme.example`), with `users` and `options`; `None` when the provider
+/// cannot run here (outside CI).
+async fn site_with_provider(
+    users: &[(&str, &str, &str)],
+    options: SiteOptions,
+) -> Option<(oidc_provider::Provider, Site)> {
     let port = harness::free_port();
     let client = oidc_provider::OidcClient {
         client_id: "gatehouse".into(),
@@ -389,9 +393,7 @@ async fn an_openid_provider_signs_a_new_user_in_and_makes_the_account(js: Js) {
         email_verified: true,
         name: "Grace Hopper".into(),
     };
-    let Some(provider) = oidc_provider::Provider::start(&[client], &[grace]).await else {
-        return;
-    };
+    let provider = oidc_provider::Provider::start(&[client], &[grace]).await?;
     let acme = format!(
         "{{issuer=\"{}\",client_id=\"gatehouse\",client_secret=\"the site's client secret\",\
          label=\"Acme ID\",create_accounts=true,email_domains=[\"acme.example\"]}}",
@@ -400,9 +402,20 @@ async fn an_openid_provider_signs_a_new_user_in_and_makes_the_account(js: Js) {
     let options = SiteOptions {
         port: Some(port),
         oidc_acme: Some(acme),
-        ..SiteOptions::default()
+        ..options
     };
-    let site = Site::start(&[(EMAIL, NAME, PASSWORD)], options).await;
+    let site = Site::start(users, options).await;
+    Some((provider, site))
+}
+
+async fn an_openid_provider_signs_a_new_user_in_and_makes_the_account(js: Js) {
+    let Some(tools) = harness::tools() else {
+        return;
+    };
+    let users = [(EMAIL, NAME, PASSWORD)];
+    let Some((_provider, site)) = site_with_provider(&users, SiteOptions::default()).await else {
+        return;
+    };
     let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
     browser.goto("/login").await;
     browser.wait_for_path("/login").await;
@@ -1399,6 +1412,28 @@ async fn screenshots_of_every_screen() {
         browser.sign_in(account, PASSWORD).await;
         browser.wait_for_path("/login/two-factor").await;
         shoot(&browser, "two-factor", lang).await;
+    }
+
+    // The sign-in screen with a provider's button, and the change a
+    // breached password asks for (Ada's password is in the corpus there).
+    let options = SiteOptions {
+        logo: true,
+        breached: vec![PASSWORD],
+        ..SiteOptions::default()
+    };
+    if let Some((_provider, provider_site)) =
+        site_with_provider(&[(EMAIL, NAME, PASSWORD)], options).await
+    {
+        for (lang, _) in accounts {
+            let options = BrowserOptions::new(Js::On).lang(lang);
+            let browser = Browser::open(&tools, &provider_site, options).await;
+            browser.goto("/login").await;
+            browser.wait_for_element("button[data-oidc=acme]").await;
+            shoot(&browser, "login-provider", lang).await;
+            browser.sign_in(EMAIL, PASSWORD).await;
+            browser.wait_for_path("/login/change-password").await;
+            shoot(&browser, "change-password", lang).await;
+        }
     }
 
     // The same screens with passkeys on (a site served as `localhost`): each
