@@ -78,7 +78,7 @@ pub async fn login(
         if gh.two_factor.is_enabled(user.id).await? {
             // Not signed in yet: the second factor completes it, under the
             // credential epoch read with the password hash that was checked.
-            pending::begin(session, user.id, credentials.remember, user.epoch);
+            pending::begin(session, user.id, credentials.remember, user.epoch, None);
             if input.is_form() {
                 return Ok(Reply::screen(Screen::TwoFactor.path()));
             }

@@ -158,7 +158,7 @@ pub async fn callback(
         Err(code) => return refuse(gh, &session, &from, name, None, code).await,
     };
     if gh.two_factor.is_enabled(user.id).await? {
-        pending::begin(&session, user.id, flow.remember, user.epoch);
+        pending::begin(&session, user.id, flow.remember, user.epoch, Some(name));
         return Ok(Reply::screen(Screen::TwoFactor.path()));
     }
     let at = Completing::new(jar, &session, &from, language);

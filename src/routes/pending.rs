@@ -15,8 +15,9 @@ const KEY: &str = "two_factor.pending";
 /// How long a pending sign-in waits for its code.
 pub const LIFETIME_SECONDS: i64 = 5 * 60;
 
-/// A password was right; the user's second factor is still to come.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A password (or a provider) was right; the user's second factor is
+/// still to come.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pending {
     /// `users.id`.
     pub user_id: i64,
@@ -24,14 +25,25 @@ pub struct Pending {
     pub remember: bool,
     /// The user's credential epoch when the password was checked.
     pub epoch: Epoch,
+    /// The OpenID provider that proved the first factor, when not the
+    /// password.
+    pub provider: Option<String>,
 }
 
-/// Keeps a pending sign-in of `user_id`, begun in `epoch`, in `session`.
-pub fn begin(session: &Session, user_id: i64, remember: bool, epoch: Epoch) {
+/// Keeps a pending sign-in of `user_id`, begun in `epoch` (by `provider`
+/// when not by the password), in `session`.
+pub fn begin(
+    session: &Session,
+    user_id: i64,
+    remember: bool,
+    epoch: Epoch,
+    provider: Option<&str>,
+) {
     let until = unix_now() + LIFETIME_SECONDS;
     session.insert(
         KEY,
-        json!({"user_id": user_id, "remember": remember, "until": until, "epoch": epoch.0}),
+        json!({"user_id": user_id, "remember": remember, "until": until, "epoch": epoch.0,
+               "provider": provider}),
     );
 }
 
@@ -44,6 +56,7 @@ pub fn of(session: &Session) -> Option<Pending> {
         user_id,
         remember: value["remember"].as_bool().unwrap_or_default(),
         epoch: Epoch(value["epoch"].as_i64().unwrap_or(-1)),
+        provider: value["provider"].as_str().map(str::to_owned),
     });
     if until <= unix_now() || found.is_none() {
         session.remove(KEY);
@@ -77,20 +90,21 @@ mod tests {
     #[test]
     fn a_pending_sign_in_lasts_five_minutes_and_then_is_dropped() {
         let session = Session::default();
-        begin(&session, 7, true, Epoch(3));
+        begin(&session, 7, true, Epoch(3), Some("acme"));
         assert_eq!(
             of(&session),
             Some(Pending {
                 user_id: 7,
                 remember: true,
                 epoch: Epoch(3),
+                provider: Some("acme".to_owned()),
             })
         );
         let expired = unix_now() - 1;
         session.insert(KEY, json!({"user_id": 7, "remember": false, "until": expired}));
         assert_eq!(of(&session), None);
         assert!(session.get(KEY).is_none(), "an expired one is removed");
-        begin(&session, 8, false, Epoch(0));
+        begin(&session, 8, false, Epoch(0), None);
         end(&session);
         assert_eq!(of(&session), None);
     }

@@ -73,6 +73,23 @@ impl Proven {
         }
     }
 
+    /// `user`'s second factor completed a sign-in whose first was the
+    /// password, or the OpenID provider `provider`.
+    pub fn after_second_step(
+        user: UserRecord,
+        remember: bool,
+        is_form: bool,
+        provider: Option<String>,
+    ) -> Self {
+        Self {
+            user,
+            remember,
+            method: provider.map_or(Method::Password, Method::Oidc),
+            is_form,
+            passkey_id: None,
+        }
+    }
+
     /// The OpenID provider `provider` proved `user` (its callback is a
     /// browser's `GET`, answered with a 303).
     pub fn oidc(user: UserRecord, remember: bool, provider: &str) -> Self {

@@ -384,7 +384,8 @@ pub async fn challenge(
             .await?
             .ok_or(AuthError::Unauthenticated)?;
         let at = Completing::new(jar, session, from, language);
-        let proven = Proven::password(user, pending.remember, input.is_form());
+        let proven =
+            Proven::after_second_step(user, pending.remember, input.is_form(), pending.provider);
         let reply = finish(gh, at, proven).await?;
         if !renew {
             return Ok(reply);

@@ -7,6 +7,7 @@
 //! another browser, another `iss`, ID tokens unsigned, signed with another
 //! key or algorithm, expired or from another issuer — and the provider down.
 
+use gatehouse::db::TextColumn;
 use rocket::http::{Header, Status};
 use serde_json::{json, Value};
 
@@ -441,7 +442,10 @@ async fn a_two_factor_account_is_still_asked_for_its_code() {
         .post_json("/auth/two-factor/confirm", json!({"code": code}))
         .await;
     assert_eq!(confirmed.status(), Status::Ok);
-    drop(confirmed);
+    let recovery = json(confirmed).await["recovery_codes"][0]
+        .as_str()
+        .expect("a recovery code")
+        .to_owned();
     let callback = posted_to_provider(
         &app,
         &provider,
@@ -460,6 +464,29 @@ async fn a_two_factor_account_is_still_asked_for_its_code() {
         (Status::SeeOther, "/login/two-factor")
     );
     assert!(!app.is_signed_in().await, "not before the code");
+
+    // The second step ends the provider's sign-in, recorded as such.
+    let answered = app
+        .post_json(
+            "/auth/two-factor-challenge",
+            json!({"recovery_code": recovery}),
+        )
+        .await;
+    assert_eq!(answered.status(), Status::Ok);
+    drop(answered);
+    assert!(app.is_signed_in().await);
+    let row = app
+        .db
+        .fetch_optional(app.db.query(
+            "SELECT detail FROM gatehouse_security_events WHERE event = 'login' ORDER BY id DESC",
+        ))
+        .await
+        .expect("the events")
+        .expect("a login");
+    assert_eq!(
+        row.text("detail").expect("detail").as_deref(),
+        Some("oidc acme")
+    );
 }
 
 #[rocket::async_test]
