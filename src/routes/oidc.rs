@@ -99,9 +99,21 @@ pub(super) async fn authorization_url(
     Some(begun.url)
 }
 
+/// What the provider's redirect back carries in its query.
+#[derive(Debug, rocket::FromForm)]
+pub struct Answer<'r> {
+    /// The authorization code, on success.
+    code: Option<&'r str>,
+    /// The flow's `state`.
+    state: Option<&'r str>,
+    /// RFC 9207's issuer.
+    iss: Option<&'r str>,
+    /// The provider's error code, on failure.
+    error: Option<&'r str>,
+}
+
 /// The provider's answer: a sign-in or a link, by the flow `state` names.
-#[allow(clippy::too_many_arguments)]
-#[get("/auth/oidc/<name>/callback?<code>&<state>&<iss>&<error>")]
+#[get("/auth/oidc/<name>/callback?<answer..>")]
 pub async fn callback(
     session: Session,
     jar: &CookieJar<'_>,
@@ -109,11 +121,14 @@ pub async fn callback(
     language: Language,
     gh: &State<GatehouseState>,
     name: &str,
-    code: Option<&str>,
-    state: Option<&str>,
-    iss: Option<&str>,
-    error: Option<&str>,
+    answer: Answer<'_>,
 ) -> Result<Reply, AuthError> {
+    let Answer {
+        code,
+        state,
+        iss,
+        error,
+    } = answer;
     let provider = gh.oidc.get(name).ok_or(AuthError::NotFound)?;
     let Some(flow) = Flow::take(&session, name, state.unwrap_or_default()) else {
         return refuse(gh, &session, &from, name, None, "oidc_failed").await;
