@@ -30,7 +30,9 @@ use crate::intents::{
 use crate::mail::{Composer, Mailer};
 use crate::odata::{self, declared_sets, EntitySet, Model, Service, SkipTokens};
 use crate::screens::{Screen, Screens};
-use crate::security::{common_headers, is_auth_path, loggable, screen_headers};
+use crate::security::{
+    common_headers, is_auth_path, loggable, screen_headers, CONTENT_SECURITY_POLICY,
+};
 use crate::session::Session;
 use crate::shared::Shared;
 use crate::state::GatehouseState;
@@ -293,7 +295,12 @@ impl Fairing for Gatehouse {
             crate::routes::notify::recall_notices(gh, req, session.take_notices()).await;
         }
         common_headers(res, gh.is_some_and(|gh| gh.settings.is_https()));
-        if is_auth_path(req.uri().path().as_str()) {
+        // Every screen (a `Page` carries the policy wherever it answers) and
+        // every sign-in endpoint get the screen headers, with the OpenID
+        // providers a form may lead to; a host's own policy stays.
+        let ours =
+            res.headers().get_one("Content-Security-Policy") == Some(CONTENT_SECURITY_POLICY);
+        if is_auth_path(req.uri().path().as_str()) || ours {
             let providers = gh.map(|gh| gh.oidc.origins()).unwrap_or_default();
             screen_headers(res, &providers);
         }

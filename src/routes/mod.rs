@@ -15,6 +15,7 @@ mod login;
 mod logout;
 pub(crate) mod notify;
 mod oidc;
+mod oidc_flow;
 mod oidc_links;
 mod passkeys;
 mod password_change;

@@ -17,7 +17,8 @@ use serde_json::json;
 use super::confirm;
 use super::pending;
 use super::sign_in::{finish, Completing, Proven};
-use crate::auth::oidc::{Callback, Flow, FlowKind, Identity, LinkError, Links, OidcError, Provider};
+use super::oidc_flow::{Flow, FlowKind};
+use crate::auth::oidc::{Callback, Identity, LinkError, Links, OidcError, Provider, FLOW_SECONDS};
 use crate::auth::users::{self, CreateUserError, UserRecord};
 use crate::clock::unix_now;
 use crate::domain::Email;
@@ -93,7 +94,7 @@ pub(super) async fn authorization_url(
         verifier: begun.verifier,
         remember,
         kind,
-        until: unix_now() + crate::auth::oidc::FLOW_SECONDS,
+        until: unix_now() + FLOW_SECONDS,
     }
     .keep(session);
     Some(begun.url)

@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 
 use super::oidc::authorization_url;
 use super::posting::AccountRequest;
-use crate::auth::oidc::{FlowKind, Link, Links, Provider};
+use super::oidc_flow::FlowKind;
+use crate::auth::oidc::{Link, Links, Provider};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;

@@ -7,7 +7,6 @@ use rocket::response::content::RawHtml;
 use rocket::response::{self, Responder};
 
 use crate::security::screen_headers;
-use crate::state::GatehouseState;
 
 /// A screen Gatehouse rendered. Its headers come with it, so a page served
 /// under any path (`/account`, a host's prefix) carries them.
@@ -24,8 +23,8 @@ impl Page {
 impl<'r> Responder<'r, 'static> for Page {
     fn respond_to(self, req: &'r Request<'_>) -> response::Result<'static> {
         let mut response = RawHtml(self.0).respond_to(req)?;
-        let providers = GatehouseState::of(req).map(|gh| gh.oidc.origins());
-        screen_headers(&mut response, providers.as_deref().unwrap_or_default());
+        // The fairing adds the OpenID providers' origins to `form-action`.
+        screen_headers(&mut response, &[]);
         Ok(response)
     }
 }

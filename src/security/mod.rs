@@ -8,7 +8,7 @@ mod origin;
 mod redirect;
 
 pub use client_ip::{ClientBlock, ClientIp};
-pub use headers::{common_headers, is_auth_path, screen_headers};
+pub use headers::{common_headers, is_auth_path, screen_headers, CONTENT_SECURITY_POLICY};
 pub use logging::loggable;
 pub use origin::SameOrigin;
 pub use redirect::same_site_path;

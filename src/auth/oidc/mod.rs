@@ -1,20 +1,18 @@
 //! Sign-in with OpenID providers (`[auth.oidc.NAME]`), through
 //! `openidconnect`: each provider discovered in the background
-//! (`provider.rs`), a flow's secrets kept in the session for ten minutes and
-//! taken once (`flow.rs`), and the links between a provider's accounts and
-//! users (`links.rs`). Whose account a verified identity signs in is decided
-//! in `routes/oidc.rs`, by the order DESIGN.md gives.
+//! (`provider.rs`) and the links between a provider's accounts and users
+//! (`links.rs`). A flow's secrets are kept in the session by
+//! `routes/oidc_flow.rs`; whose account a verified identity signs in is
+//! decided in `routes/oidc.rs`, by the order DESIGN.md gives.
 
-mod flow;
 mod links;
 mod provider;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub(crate) use flow::{Flow, FlowKind, LIFETIME_SECONDS as FLOW_SECONDS};
 pub(crate) use links::{Link, LinkError, Links};
-pub(crate) use provider::{Callback, Provider};
+pub(crate) use provider::{Callback, Provider, FLOW_SECONDS};
 
 use openidconnect::core::CoreIdTokenClaims;
 

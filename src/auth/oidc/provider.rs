@@ -27,6 +27,9 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// The least time between two discoveries, or two key fetches, of one
 /// provider.
 const RETRY_AFTER: Duration = Duration::from_secs(60);
+/// How long a flow waits for its callback: an ID token issued earlier than
+/// that (and the skew) cannot be its answer.
+pub const FLOW_SECONDS: i64 = 10 * 60;
 /// How far a token's times may be from ours.
 const SKEW_SECONDS: i64 = 5 * 60;
 
@@ -306,7 +309,7 @@ impl Provider {
                 if iat > now + skew {
                     return Err(format!("issued in the future ({iat})"));
                 }
-                if iat < now - skew - chrono::Duration::seconds(super::flow::LIFETIME_SECONDS) {
+                if iat < now - skew - chrono::Duration::seconds(FLOW_SECONDS) {
                     return Err(format!("issued too long ago ({iat})"));
                 }
                 Ok(())

@@ -11,8 +11,6 @@ use crate::session::Session;
 
 const KEY: &str = "oidc.flow";
 
-/// How long a flow waits for its callback.
-pub const LIFETIME_SECONDS: i64 = 10 * 60;
 
 /// What the callback of a flow does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
