@@ -189,16 +189,15 @@ async fn account(
     identity: &Identity,
 ) -> Result<Result<UserRecord, &'static str>, AuthError> {
     let links = Links(&gh.db);
-    if let Some(link) = links.of_account(&identity.issuer, &identity.subject).await? {
+    if let Some(link) = links.of_account(identity.issuer(), identity.subject()).await? {
         links.used(link.id).await?;
         return Ok(users::find_by_id(&gh.db, link.user_id)
             .await?
             .ok_or("oidc_no_account"));
     }
     let email = identity
-        .email
-        .as_deref()
-        .filter(|_| identity.email_verified)
+        .email()
+        .filter(|_| identity.email_verified())
         .and_then(Email::parse);
     let Some(email) = email else {
         return Ok(Err("oidc_no_account"));
@@ -211,17 +210,17 @@ async fn account(
         return Ok(Err("oidc_no_account"));
     }
     let name = identity
-        .name
-        .clone()
+        .name()
         .filter(|n| !n.trim().is_empty())
-        .unwrap_or_else(|| email.as_str().split('@').next().unwrap_or_default().to_owned());
+        .unwrap_or_else(|| email.as_str().split('@').next().unwrap_or_default())
+        .to_owned();
     let id = match users::create_verified_without_password(&gh.db, &name, &email).await {
         Ok(id) => id,
         Err(CreateUserError::Duplicate) => return Ok(Err("oidc_account_exists")),
         Err(CreateUserError::Database(e)) => return Err(e.into()),
     };
     match links
-        .add(id, &provider.name, &identity.issuer, &identity.subject)
+        .add(id, &provider.name, identity.issuer(), identity.subject())
         .await
     {
         Ok(_) => {}
@@ -247,7 +246,7 @@ async fn link(
         return refuse(gh, session, from, name, Some(user_id), "oidc_failed").await;
     }
     let links = Links(&gh.db);
-    if let Some(existing) = links.of_account(&identity.issuer, &identity.subject).await? {
+    if let Some(existing) = links.of_account(identity.issuer(), identity.subject()).await? {
         let code = match existing.user_id == user_id {
             true => "oidc_already_linked",
             false => "oidc_linked_elsewhere",
@@ -255,7 +254,7 @@ async fn link(
         return refuse(gh, session, from, name, Some(user_id), code).await;
     }
     match links
-        .add(user_id, name, &identity.issuer, &identity.subject)
+        .add(user_id, name, identity.issuer(), identity.subject())
         .await
     {
         Ok(_) => {}
@@ -286,12 +285,12 @@ async fn confirmed(
 ) -> Result<Reply, AuthError> {
     let name = provider.name.as_str();
     let linked = Links(&gh.db)
-        .of_account(&identity.issuer, &identity.subject)
+        .of_account(identity.issuer(), identity.subject())
         .await?
         .is_some_and(|link| link.user_id == user_id);
     let now = unix_now();
     let recent = identity
-        .auth_time
+        .auth_time()
         .filter(|at| (now - confirm::PROOF_SECONDS..=now + 60).contains(at));
     let (true, true, Some(at)) = (session.user_id() == Some(user_id), linked, recent) else {
         return refuse(gh, session, from, name, Some(user_id), "oidc_failed").await;

@@ -31,24 +31,50 @@ pub(crate) enum OidcError {
     Refused(String),
 }
 
-/// Who a provider says signed in, from a verified ID token.
+/// Who a provider says signed in, from a verified ID token: made only by
+/// [`Provider::finish`] (its fields are private), so no other code can
+/// name an account by a provider's word that was not checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Identity {
-    /// `iss`.
-    pub issuer: String,
-    /// `sub`.
-    pub subject: String,
-    /// `email`, when given.
-    pub email: Option<String>,
-    /// `email_verified` is true.
-    pub email_verified: bool,
-    /// `name`, when given.
-    pub name: Option<String>,
-    /// `auth_time`, Unix seconds, when given.
-    pub auth_time: Option<i64>,
+    issuer: String,
+    subject: String,
+    email: Option<String>,
+    email_verified: bool,
+    name: Option<String>,
+    auth_time: Option<i64>,
 }
 
 impl Identity {
+    /// `iss`.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// `sub`.
+    pub fn subject(&self) -> &str {
+        &self.subject
+    }
+
+    /// `email`, when given.
+    pub fn email(&self) -> Option<&str> {
+        self.email.as_deref()
+    }
+
+    /// Whether `email_verified` is true.
+    pub fn email_verified(&self) -> bool {
+        self.email_verified
+    }
+
+    /// `name`, when given.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// `auth_time`, Unix seconds, when given.
+    pub fn auth_time(&self) -> Option<i64> {
+        self.auth_time
+    }
+
     fn of(claims: &CoreIdTokenClaims) -> Self {
         Self {
             issuer: claims.issuer().to_string(),
