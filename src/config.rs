@@ -61,6 +61,10 @@ pub struct SessionSettings {
     /// validator still signs in, from the same client and device only (a
     /// browser's own parallel requests); later it is taken for a copy.
     pub remember_grace_seconds: u32,
+    /// How long a re-authentication (a sign-in by password, passkey or
+    /// provider, or `POST /auth/confirm`) lets the account's sensitive
+    /// changes go without the password ("sudo mode").
+    pub reauth_minutes: u32,
 }
 
 impl Default for SessionSettings {
@@ -71,6 +75,7 @@ impl Default for SessionSettings {
             absolute_hours: 12,
             remember_days: 30,
             remember_grace_seconds: 30,
+            reauth_minutes: 10,
         }
     }
 }
@@ -399,6 +404,7 @@ impl Settings {
             ("session.idle_minutes", self.session.idle_minutes),
             ("session.absolute_hours", self.session.absolute_hours),
             ("session.remember_days", self.session.remember_days),
+            ("session.reauth_minutes", self.session.reauth_minutes),
             ("auth.throttle_attempts", self.auth.throttle_attempts),
             (
                 "auth.throttle_window_seconds",

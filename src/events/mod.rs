@@ -11,6 +11,7 @@
 //! }
 //! ```
 
+pub(crate) mod agent;
 mod origin;
 mod store;
 

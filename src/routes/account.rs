@@ -4,6 +4,7 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::{json, Value};
 
+use super::confirm::current_password;
 use super::posting::{AccountRequest, Keeping};
 use super::sessions::listing;
 use crate::auth::two_factor::Status;
@@ -38,7 +39,7 @@ pub async fn change_password(
     let answer = async {
         let input = body?;
         let password = input.valid_new_password(&gh.new_passwords, &[&user.email])?;
-        caller.confirm_password(gh, &input, "current_password").await?;
+        current_password(gh, &caller, &input, "current_password").await?;
         set_new_password(&caller, gh, &password).await?;
         if input.is_form() {
             session.set_flash(json!({"message": "password_changed"}));

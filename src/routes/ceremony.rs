@@ -23,6 +23,8 @@ pub enum Ceremony {
     SignIn,
     /// Answering the second step with a passkey.
     SecondStep,
+    /// Confirming who the signed-in user is (sudo mode).
+    Confirm,
 }
 
 impl Ceremony {
@@ -31,6 +33,7 @@ impl Ceremony {
             Self::Registration => "passkey.registration",
             Self::SignIn => "passkey.sign_in",
             Self::SecondStep => "passkey.second_step",
+            Self::Confirm => "passkey.confirm",
         }
     }
 

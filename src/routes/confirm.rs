@@ -1,82 +1,148 @@
-//! The signed-in user's own password, asked again before a change to the
-//! account: checked as a sign-in checks it ([`check_password`]), so a wrong
-//! one counts as a failed sign-in. An account an OpenID provider made has
-//! no password: it gives a fresh proof instead — a sign-in at a linked
-//! provider made now (`prompt=login`), kept in the session for five
-//! minutes ([`proven_now`]).
+//! Sudo mode: the account's sensitive changes (a passkey added or removed,
+//! two-factor sign-in turned on or off, new recovery codes, the other
+//! sessions ended, a provider linked or unlinked) take their body through
+//! one guard, [`Confirmed`], which lets it through while the session's
+//! re-authentication window is open ([`reauth`]) or when it carries the
+//! caller's right password; a wrong password is refused even inside the
+//! window, and counts as a failed sign-in. Otherwise the answer is 422
+//! `reauth_required` with the ways the account has to confirm:
+//! `POST /auth/confirm` by password or passkey, or a round trip to a linked
+//! provider (`POST /auth/oidc/NAME/confirm`).
+//!
+//! A password change always asks for the current password
+//! ([`current_password`]); an account without one (made by a provider)
+//! confirms in the window instead.
 
+use rocket::data::{Data, FromData, Outcome};
+use rocket::http::Status;
+use rocket::request::Request;
+use rocket::serde::json::Json;
+use rocket::{post, State};
 use secrecy::SecretString;
-use serde_json::json;
+use serde_json::{json, Value};
 
+use super::ceremony::Ceremony;
+use super::passkeys;
 use super::password_check::{check_password, Checked};
+use super::posting::AccountRequest;
+use super::two_factor::told;
+use crate::auth::epoch;
 use crate::auth::oidc::Links;
+use crate::auth::passkeys::Assertion;
+use crate::auth::second_step::{Answer, Reserved, Verdict};
 use crate::auth::users;
 use crate::body::Input;
-use crate::clock::unix_now;
+use crate::clock::rfc3339;
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
-use crate::events::Origin;
-use crate::security::ClientIp;
-use crate::session::{AuthUser, Session};
+use crate::reply::Reply;
+use crate::screens::{Posted, Screen};
+use crate::session::{reauth, AuthUser};
 use crate::state::GatehouseState;
 
-/// Where the session keeps when its user last proved who they are without
-/// a password.
-const PROVEN_KEY: &str = "reauth.proven_at";
-
-/// How long such a proof stands in for the password.
+/// How old a provider's sign-in (`auth_time`) may be to confirm the caller.
 pub const PROOF_SECONDS: i64 = 5 * 60;
 
-/// Notes in `session` that its user proved who they are at `at` (Unix
-/// seconds: a provider's `auth_time`).
-pub fn proven_at(session: &Session, at: i64) {
-    session.insert(PROVEN_KEY, json!(at));
+/// The body of a sensitive change, let through by sudo mode: the window
+/// was open, or the body carried the caller's right password.
+pub struct Confirmed(pub Input);
+
+#[rocket::async_trait]
+impl<'r> FromData<'r> for Confirmed {
+    type Error = AuthError;
+
+    async fn from_data(req: &'r Request<'_>, data: Data<'r>) -> Outcome<'r, Self> {
+        let input = match Input::from_data(req, data).await {
+            Outcome::Success(input) => input,
+            Outcome::Error((status, e)) => return Outcome::Error((status, e.into())),
+            Outcome::Forward(forward) => return Outcome::Forward(forward),
+        };
+        // The route's own guards have already passed; these are cached.
+        let (Some(caller), Some(gh)) = (
+            req.guard::<AccountRequest<'r>>().await.succeeded(),
+            req.rocket().state::<GatehouseState>(),
+        ) else {
+            return Outcome::Error((Status::Unauthorized, AuthError::Unauthenticated));
+        };
+        match confirm(gh, &caller, &input).await {
+            Ok(()) => Outcome::Success(Confirmed(input)),
+            Err(e) => Outcome::Error((e.status(), e)),
+        }
+    }
 }
 
-/// Whether `session`'s user proved who they are without a password in the
-/// last five minutes.
-fn proven_now(session: &Session) -> bool {
-    session
-        .get(PROVEN_KEY)
-        .and_then(|at| at.as_i64())
-        .is_some_and(|at| unix_now() - at < PROOF_SECONDS)
+/// Sudo mode's one decision for `input` of `caller`'s sensitive change.
+async fn confirm(gh: &GatehouseState, caller: &AccountRequest<'_>, input: &Input) -> Result<(), AuthError> {
+    if input.has("password") {
+        return right_password(gh, caller, input, "password").await;
+    }
+    let minutes = gh.settings.session.reauth_minutes;
+    if reauth::open_until(&caller.session, caller.who.id, minutes).is_some() {
+        return Ok(());
+    }
+    Err(AuthError::ReauthRequired {
+        methods: methods(gh, &caller.who).await?,
+    })
 }
 
-/// Reads the password field `field` of `input` and checks it is `user`'s.
-/// A missing one is 422 `required`, a wrong one 422 `current_password`, on
-/// `field`. For an account without a password and without the field, a
-/// fresh proof in `session` stands in; without one, 422 `reauth_required`
-/// names the ways to give it.
-pub async fn confirm_password(
+/// The ways `user` can confirm who they are: `password` (when the account
+/// has one), `passkey` (when it has one and passkeys are on), and
+/// `oidc:NAME` for each linked provider that is configured.
+async fn methods(gh: &GatehouseState, user: &AuthUser) -> Result<Vec<String>, AuthError> {
+    let mut methods = Vec::new();
+    if has_password(gh, user).await? {
+        methods.push("password".to_owned());
+    }
+    if gh.passkeys.is_on() && !gh.passkeys.list(user.id).await?.is_empty() {
+        methods.push("passkey".to_owned());
+    }
+    let links = Links(&gh.db).of_user(user.id).await?;
+    methods.extend(
+        links
+            .into_iter()
+            .filter(|link| gh.oidc.get(&link.provider).is_some())
+            .map(|link| format!("oidc:{}", link.provider)),
+    );
+    Ok(methods)
+}
+
+/// The password change's current password, in `field`: always asked for,
+/// and checked as a sign-in checks it. An account without a password
+/// confirms in the window instead (else 422 `reauth_required`).
+pub async fn current_password(
     gh: &GatehouseState,
-    user: &AuthUser,
-    session: &Session,
-    client: ClientIp,
-    from: &Origin,
+    caller: &AccountRequest<'_>,
     input: &Input,
     field: &'static str,
 ) -> Result<(), AuthError> {
-    if !input.has(field) && !has_password(gh, user).await? {
-        if proven_now(session) {
-            return Ok(());
-        }
-        let methods = Links(&gh.db)
-            .of_user(user.id)
-            .await?
-            .into_iter()
-            .map(|link| format!("oidc:{}", link.provider))
-            .collect();
-        return Err(AuthError::ReauthRequired { methods });
+    if !input.has(field) && !has_password(gh, &caller.who).await? {
+        return confirm(gh, caller, input).await;
     }
+    right_password(gh, caller, input, field).await
+}
+
+/// Reads the password field `field` of `input` and checks it is the
+/// caller's: a missing one is 422 `required`, a wrong one 422
+/// `current_password` and a failed sign-in. A right one opens the window.
+async fn right_password(
+    gh: &GatehouseState,
+    caller: &AccountRequest<'_>,
+    input: &Input,
+    field: &'static str,
+) -> Result<(), AuthError> {
     let mut errors = FieldErrors::new();
     let password = input.required_password(field, &mut errors);
     let Some(password) = password.filter(|_| errors.is_empty()) else {
         return Err(AuthError::Validation(errors));
     };
+    let user = &caller.who;
     let password = SecretString::from(password);
     let email = Email::parse(&user.email).ok_or(AuthError::Unauthenticated)?;
-    match check_password(gh, client, from, &email, &password).await? {
-        Checked::Right(account) if account.id == user.id => Ok(()),
+    match check_password(gh, caller.client, &caller.from, &email, &password).await? {
+        Checked::Right(account) if account.id == user.id => {
+            reauth::proven(&caller.session, user.id);
+            Ok(())
+        }
         _ => {
             let mut errors = FieldErrors::new();
             errors.add(field, "current_password");
@@ -90,4 +156,84 @@ pub async fn confirm_password(
 async fn has_password(gh: &GatehouseState, user: &AuthUser) -> Result<bool, AuthError> {
     let record = users::find_by_id(&gh.db, user.id).await?;
     Ok(record.is_some_and(|r| users::has_password(&r.password_hash)))
+}
+
+/// `POST /auth/confirm` `{password}` or `{credential}` (the answer to
+/// `POST /auth/confirm/passkey-options`): opens the window → 200
+/// `{"message":"confirmed","until":"<RFC 3339>"}` (a form post: 303 to the
+/// account screen). A wrong password is 422 and a failed sign-in; a wrong
+/// passkey 422 `passkey_failed`, counted as a second step's answer is.
+#[post("/auth/confirm", data = "<body>")]
+pub async fn confirm_route(
+    caller: AccountRequest<'_>,
+    gh: &State<GatehouseState>,
+    body: Result<Input, crate::body::BodyError>,
+) -> Posted<Reply> {
+    let answer = async {
+        let input = body?;
+        let mut ignored = FieldErrors::new();
+        match input.object("credential", &mut ignored) {
+            Some(credential) => by_passkey(gh, &caller, &credential).await?,
+            None => right_password(gh, &caller, &input, "password").await?,
+        }
+        let minutes = gh.settings.session.reauth_minutes;
+        let until = reauth::open_until(&caller.session, caller.who.id, minutes).unwrap_or_default();
+        if input.is_form() {
+            caller.session.set_flash(json!({"message": "identity_confirmed"}));
+            return Ok(Reply::screen(Screen::Account.path()));
+        }
+        Ok(Reply::json(json!({"message": "confirmed", "until": rfc3339(until)})))
+    }
+    .await;
+    Posted(answer)
+}
+
+/// Checks a passkey's answer to the challenge of
+/// `POST /auth/confirm/passkey-options`, under a reserved check of the
+/// caller's second-factor limit (as a second step's answer is), and opens
+/// the window when it is right.
+async fn by_passkey(gh: &GatehouseState, caller: &AccountRequest<'_>, credential: &Value) -> Result<(), AuthError> {
+    let user_id = caller.who.id;
+    let check = match gh.throttles.second_factor.reserve(user_id).await? {
+        Reserved::Check(check) => check,
+        Reserved::Refused { retry_after } => return Err(AuthError::Throttled { retry_after }),
+    };
+    let answer = match Ceremony::Confirm.take::<Assertion>(gh, &caller.session).await? {
+        Some(assertion) => Answer::Passkey {
+            credential,
+            assertion,
+        },
+        None => Answer::Unchallenged,
+    };
+    let epoch = epoch::current(&gh.db, user_id).await?;
+    match check.answer(&gh.two_factor, &gh.passkeys, epoch, answer).await? {
+        Verdict::Passed { .. } => {
+            reauth::proven(&caller.session, user_id);
+            Ok(())
+        }
+        Verdict::Refused { failure, .. } => {
+            let told = told(gh, failure, user_id, &caller.from, caller.language).await?;
+            Err(match told {
+                throttled @ AuthError::Throttled { .. } => throttled,
+                _ => AuthError::PasskeyFailed,
+            })
+        }
+    }
+}
+
+/// `POST /auth/confirm/passkey-options`: request options for confirming
+/// with one of the caller's own passkeys (404 while passkeys are off or
+/// when they have none).
+#[post("/auth/confirm/passkey-options")]
+pub async fn passkey_options(
+    caller: AccountRequest<'_>,
+    gh: &State<GatehouseState>,
+) -> Result<Json<Value>, AuthError> {
+    let (options, assertion) = gh
+        .passkeys
+        .start_second_step(caller.who.id)
+        .await?
+        .ok_or(AuthError::NotFound)?;
+    Ceremony::Confirm.keep(&caller.session, &options, &assertion)?;
+    Ok(Json(passkeys::public_key(options)))
 }

@@ -83,6 +83,8 @@ pub fn all() -> Vec<Route> {
         oidc_links::list,
         oidc_links::link,
         oidc_links::confirm,
+        confirm::confirm_route,
+        confirm::passkey_options,
         oidc_links::remove,
     ]
 }

@@ -9,7 +9,7 @@ use time::OffsetDateTime;
 use rocket::request::Request;
 
 use crate::auth::users;
-use crate::events::{AuthEvent, Origin};
+use crate::events::{agent, AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::mail::{mailbox, Notice};
 use crate::screens::Screen;
@@ -80,53 +80,6 @@ pub fn new_device(from: &Origin) -> Notice {
     Notice::NewDevice {
         time,
         ip,
-        browser: browser(from.user_agent()),
-    }
-}
-
-/// "Chrome 131.0 on Linux": the browser family and operating system a
-/// User-Agent parser recognised (names from its own list), with at most two
-/// numeric parts of the version; `None` ("an unknown browser") otherwise.
-/// No text of the header itself reaches a mail.
-fn browser(user_agent: Option<&str>) -> Option<String> {
-    const UNKNOWN: &str = "UNKNOWN";
-    let found = woothee::parser::Parser::new().parse(user_agent?)?;
-    if found.name == UNKNOWN || found.category == "crawler" {
-        return None;
-    }
-    let version: Vec<&str> = found
-        .version
-        .split('.')
-        .take(2)
-        .take_while(|part| !part.is_empty() && part.len() <= 6 && part.bytes().all(|b| b.is_ascii_digit()))
-        .collect();
-    let name = match version.as_slice() {
-        [] => found.name.to_owned(),
-        parts => format!("{} {}", found.name, parts.join(".")),
-    };
-    Some(if found.os == UNKNOWN {
-        name
-    } else {
-        format!("{name} on {}", found.os)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::browser;
-
-    #[test]
-    fn browsers_are_named_from_their_user_agent() {
-        let chrome = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
-                      Chrome/131.0.6778.85 Safari/537.36";
-        assert_eq!(browser(Some(chrome)).as_deref(), Some("Chrome 131.0 on Linux"));
-        let planted = "Call +1 555 0100 now or visit https://evil.example/recover";
-        assert_eq!(browser(Some(planted)), None, "no text of the header");
-        let unknown = "x".repeat(300);
-        assert_eq!(browser(Some(&unknown)), None);
-        assert_eq!(browser(None), None);
-        let odd = "Mozilla/5.0 (Windows NT 10.0) Chrome/131.0<a href=x>.1 Safari/537.36";
-        let named = browser(Some(odd)).unwrap_or_default();
-        assert!(!named.contains('<') && !named.contains("href"), "{named}");
+        browser: agent::browser(from.user_agent()),
     }
 }

@@ -27,7 +27,7 @@ use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::Screen;
-use crate::session::{Guest, Session};
+use crate::session::{reauth, Guest, Session};
 use crate::state::GatehouseState;
 
 /// Sends a guest's browser to provider `name` to sign in (`remember=1`
@@ -292,10 +292,10 @@ async fn confirmed(
     let recent = identity
         .auth_time()
         .filter(|at| (now - confirm::PROOF_SECONDS..=now + 60).contains(at));
-    let (true, true, Some(at)) = (session.user_id() == Some(user_id), linked, recent) else {
+    let (true, true, Some(_)) = (session.user_id() == Some(user_id), linked, recent) else {
         return refuse(gh, session, from, name, Some(user_id), "oidc_failed").await;
     };
-    confirm::proven_at(session, at);
+    reauth::proven(session, user_id);
     session.set_flash(json!({"message": "identity_confirmed"}));
     Ok(Reply::screen(Screen::Account.path()))
 }

@@ -9,6 +9,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
+use super::confirm::Confirmed;
 use super::oidc::authorization_url;
 use super::posting::AccountRequest;
 use super::oidc_flow::FlowKind;
@@ -61,12 +62,11 @@ pub async fn link(
     caller: AccountRequest<'_>,
     name: &str,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Posted<Reply> {
     let answer = async {
         let provider = gh.oidc.get(name).ok_or(AuthError::NotFound)?;
-        let input = body?;
-        caller.confirm_password(gh, &input, "password").await?;
+        let Confirmed(input) = body?;
         let user = &caller.who;
         let links = Links(&gh.db).of_user(user.id).await?;
         if links.iter().any(|l| l.provider == name) {
@@ -142,11 +142,10 @@ pub async fn remove(
     caller: AccountRequest<'_>,
     id: i64,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Posted<Unlinked> {
     let answer = async {
-        let input = body?;
-        caller.confirm_password(gh, &input, "password").await?;
+        let Confirmed(input) = body?;
         let user = &caller.who;
         let links = Links(&gh.db);
         let own = links.of_user(user.id).await?;

@@ -9,6 +9,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
+use super::confirm::Confirmed;
 use super::posting::GuestRequest;
 use super::posting::AccountRequest;
 use super::ceremony::Ceremony;
@@ -71,16 +72,15 @@ pub async fn list(user: AuthUser, gh: &State<GatehouseState>) -> Result<Json<Val
 pub async fn registration_options(
     caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Result<Json<Value>, AuthError> {
     let AccountRequest {
         who: user,
         session,
         ..
     } = &caller;
-    let input = body?;
+    body?;
     on(gh)?;
-    caller.confirm_password(gh, &input, "password").await?;
     let (options, registration) = gh
         .passkeys
         .start_registration(user.id, &user.email, &user.name)
@@ -164,7 +164,7 @@ pub async fn remove(
     caller: AccountRequest<'_>,
     id: i64,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Result<Status, AuthError> {
     let AccountRequest {
         who: user,
@@ -173,9 +173,8 @@ pub async fn remove(
         ..
     } = &caller;
     let language = caller.language;
-    let input = body?;
+    body?;
     on(gh)?;
-    caller.confirm_password(gh, &input, "password").await?;
     let name = gh
         .passkeys
         .remove(user.id, id)

@@ -2,17 +2,14 @@
 //! a same-origin request (403 `cross_origin` otherwise) of a signed-in user
 //! ([`AccountRequest`]: 401, or the sign-in screen for a browser) or of a
 //! guest ([`GuestRequest`]: a signed-in browser is forwarded to the route's
-//! fallback), with its session, client, language and cookies — and the
-//! password asked again before a change to an account
-//! ([`AccountRequest::confirm_password`]) and the change itself, all or
-//! nothing ([`AccountRequest::change_credentials`]).
+//! fallback), with its session, client, language and cookies — and a
+//! change to how the caller signs in, all or nothing
+//! ([`AccountRequest::change_credentials`]).
 
 use rocket::http::{CookieJar, Status};
 use rocket::outcome::try_outcome;
 use rocket::request::{FromRequest, Outcome, Request};
 
-use super::confirm::confirm_password;
-use crate::body::Input;
 use crate::db::{DbError, Tx};
 use crate::error::AuthError;
 use crate::events::Origin;
@@ -43,23 +40,6 @@ pub type AccountRequest<'r> = Posting<'r, AuthUser>;
 
 /// A same-origin request of a guest: the sign-in routes'.
 pub type GuestRequest<'r> = Posting<'r, Guest>;
-
-impl AccountRequest<'_> {
-    /// Reads the password field `field` of `input` and checks it is the
-    /// caller's, as a sign-in checks it: a missing one is 422 `required`, a
-    /// wrong one 422 `current_password` and a failed sign-in.
-    pub async fn confirm_password(
-        &self,
-        gh: &GatehouseState,
-        input: &Input,
-        field: &'static str,
-    ) -> Result<(), AuthError> {
-        let Posting {
-            who, session, client, from, ..
-        } = self;
-        confirm_password(gh, who, session, *client, from, input, field).await
-    }
-}
 
 /// Which of the caller's sessions a change to how they sign in keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,9 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
+use super::confirm::Confirmed;
 use super::posting::{AccountRequest, Keeping};
-use crate::body::{BodyError, Input};
+use crate::events::agent;
 use crate::clock::rfc3339;
 use crate::error::AuthError;
 use crate::events::AuthEvent;
@@ -29,6 +30,7 @@ pub async fn listing(gh: &GatehouseState, user: &AuthUser, session: &Session) ->
                 "id": store::handle(&s.id_hash),
                 "ip_address": s.ip_address,
                 "user_agent": s.user_agent,
+                "device": agent::device(s.user_agent.as_deref()),
                 "last_activity": rfc3339(s.last_activity),
                 "current": current.as_deref() == Some(s.id_hash.as_str()),
             })
@@ -105,7 +107,7 @@ pub async fn end(
 pub async fn end_others(
     caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Posted<Reply> {
     let AccountRequest {
         who: user,
@@ -114,8 +116,7 @@ pub async fn end_others(
         ..
     } = &caller;
     let answer = async {
-        let input = body?;
-        caller.confirm_password(gh, &input, "password").await?;
+        let Confirmed(input) = body?;
         let nothing = async |_: &mut Tx| Ok::<_, AuthError>(());
         let ((), ended) = caller
             .change_credentials(gh, Keeping::ThisSession, nothing)

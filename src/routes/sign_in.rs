@@ -14,7 +14,7 @@ use crate::i18n::Language;
 use crate::intents::{Intent, PasswordChangeReason};
 use crate::reply::Reply;
 use crate::session::device::{self, Device};
-use crate::session::{password_change, remember, AuthUser, Session, SignedInBy};
+use crate::session::{password_change, reauth, remember, AuthUser, Session, SignedInBy};
 use crate::state::GatehouseState;
 use rocket::http::CookieJar;
 
@@ -167,6 +167,8 @@ pub async fn finish(
         remember: None,
         passkey: passkey_id,
     });
+    // A sign-in proves who the user is: sudo mode's window opens.
+    reauth::proven(session, user.id);
     if remember_me {
         // Laravel's column, for hosts that share the table.
         users::ensure_remember_token(&gh.db, user.id).await?;

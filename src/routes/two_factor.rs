@@ -8,6 +8,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, Responder, State};
 use serde_json::{json, Value};
 
+use super::confirm::Confirmed;
 use super::posting::GuestRequest;
 use super::posting::{AccountRequest, Keeping};
 use super::account;
@@ -58,7 +59,7 @@ fn codes_json(codes: &RecoveryCodes) -> Value {
 pub async fn enable(
     caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Posted<Shown> {
     let AccountRequest {
         who: user,
@@ -67,8 +68,7 @@ pub async fn enable(
     } = &caller;
     let language = caller.language;
     let answer = async {
-        let input = body?;
-        caller.confirm_password(gh, &input, "password").await?;
+        let Confirmed(input) = body?;
         let enrolment = gh
             .two_factor
             .enrol(user.id, &user.email)
@@ -149,7 +149,7 @@ pub async fn confirm(
 /// A wrong second-factor answer, counted: the `two_factor_failed` event,
 /// and the lockout's event and mail when it locked or closed the second
 /// step. Answers the error to give, 429 once no further answer is checked.
-async fn told(
+pub(super) async fn told(
     gh: &GatehouseState,
     failure: Failure,
     user_id: i64,
@@ -184,7 +184,7 @@ async fn told(
 pub async fn recovery_codes(
     caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Posted<Shown> {
     let AccountRequest {
         who: user,
@@ -193,8 +193,7 @@ pub async fn recovery_codes(
     } = &caller;
     let language = caller.language;
     let answer = async {
-        let input = body?;
-        caller.confirm_password(gh, &input, "password").await?;
+        let Confirmed(input) = body?;
         let renew = async |tx: &mut Tx| gh.two_factor.new_recovery_codes_in(tx, user.id).await;
         let (codes, _) = caller
             .change_credentials(gh, Keeping::PasswordSessions, renew)
@@ -240,7 +239,7 @@ async fn shown_codes(
 pub async fn disable(
     caller: AccountRequest<'_>,
     gh: &State<GatehouseState>,
-    body: Result<Input, BodyError>,
+    body: Result<Confirmed, AuthError>,
 ) -> Posted<Reply> {
     let AccountRequest {
         who: user,
@@ -250,8 +249,7 @@ pub async fn disable(
     } = &caller;
     let language = caller.language;
     let answer = async {
-        let input = body?;
-        caller.confirm_password(gh, &input, "password").await?;
+        let Confirmed(input) = body?;
         let turn_off = async |tx: &mut Tx| gh.two_factor.disable_in(tx, user.id).await;
         caller
             .change_credentials(gh, Keeping::PasswordSessions, turn_off)

@@ -35,6 +35,8 @@ impl<'r, R: Responder<'r, 'static>> Responder<'r, 'static> for Posted<R> {
                 | AuthError::TwoFactorFailed
                 | AuthError::TwoFactorState(_)
                 | AuthError::Refused(_)
+                | AuthError::ReauthRequired { .. }
+                | AuthError::PasskeyFailed
                 | AuthError::Busy
         );
         let is_form = req.content_type().is_some_and(|ct| ct.is_form());

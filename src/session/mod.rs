@@ -12,6 +12,7 @@ mod cookies;
 pub mod device;
 mod guards;
 pub(crate) mod password_change;
+pub(crate) mod reauth;
 mod remember;
 mod remember_store;
 pub mod store;

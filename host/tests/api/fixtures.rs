@@ -139,6 +139,23 @@ impl TestApp {
             .collect()
     }
 
+    /// Sets `key` of the session data to `value` in every stored session
+    /// of `user_id` (what the session keeps, aged by a test).
+    pub async fn set_session_data(&self, user_id: i64, key: &str, value: serde_json::Value) {
+        for (id, owner, mut payload) in self.sessions().await {
+            if owner != Some(user_id) {
+                continue;
+            }
+            payload["data"][key] = value.clone();
+            let sql = self
+                .db
+                .dialect()
+                .placeholders("UPDATE sessions SET payload = $1 WHERE id = $2");
+            self.execute(sqlx::query(&sql).bind(payload.to_string()).bind(id))
+                .await;
+        }
+    }
+
     /// The stored password hash of `user_id`.
     pub async fn password_hash(&self, user_id: i64) -> String {
         self.string_column("password", user_id)

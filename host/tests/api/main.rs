@@ -50,5 +50,6 @@ mod security_events;
 mod sessions;
 mod sign_in_capacity;
 mod stolen_cookies;
+mod sudo;
 mod throttle;
 mod two_factor;

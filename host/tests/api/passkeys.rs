@@ -30,7 +30,7 @@ const BOB: &str = "bob@example.org";
 const BASE_URL: &str = "http://localhost:8000";
 
 /// `figment` with passkeys on.
-fn passkeys_on(figment: Figment) -> Figment {
+pub(crate) fn passkeys_on(figment: Figment) -> Figment {
     figment.merge(("base_url", BASE_URL))
 }
 
@@ -81,7 +81,7 @@ impl Authenticator {
     }
 
     /// Signs request options with the credential `credential_id` (base64url).
-    fn get(&mut self, options: &Value, credential_id: &str) -> Option<Value> {
+    pub(crate) fn get(&mut self, options: &Value, credential_id: &str) -> Option<Value> {
         let mut options = options.clone();
         options["publicKey"]["allowCredentials"] =
             json!([{"type": "public-key", "id": credential_id}]);
@@ -116,7 +116,11 @@ async fn sign_in(client: &Client, email: &str) -> (Status, Value) {
 
 /// Adds a passkey named `name` from the signed-in `client`; answers its
 /// credential id (base64url) and its id.
-async fn add_passkey(client: &Client, key: &mut Authenticator, name: &str) -> (String, i64) {
+pub(crate) async fn add_passkey(
+    client: &Client,
+    key: &mut Authenticator,
+    name: &str,
+) -> (String, i64) {
     let (status, options) = post(
         client,
         "/auth/passkeys/options",
