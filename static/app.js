@@ -33,7 +33,20 @@
     show("", "");
   }
 
+  // Sudo mode asked for a confirmation first: the box that gives it opens.
+  function askToConfirm() {
+    var box = document.querySelector("details[data-reauth]");
+    if (!box) return;
+    box.open = true;
+    var field = box.querySelector("input[name=password]");
+    if (field) field.focus();
+  }
+
   function showErrors(form, data) {
+    if (data && data.message === "reauth_required") {
+      show("error", text("reauth_required"));
+      return askToConfirm();
+    }
     var errors = (data && data.errors) || {};
     var summary = text((data && data.message) || "server_error", data);
     var first = null;
@@ -141,7 +154,9 @@
       case "passkey-remove": return reloadAccount("passkey_removed");
       // Linking leaves for the provider's pages; its callback comes back
       // to the account screen.
-      case "oidc-link": return window.location.assign(data.redirect);
+      case "oidc-link":
+      case "oidc-confirm": return window.location.assign(data.redirect);
+      case "confirm-identity": return reloadAccount("identity_confirmed");
       case "oidc-unlink": return reloadAccount("oidc_unlinked");
       case "forgot": form.reset(); return show("success", text("reset_link_sent"));
       case "set-password": return window.location.assign("/login?notice=reset_success");
@@ -427,6 +442,48 @@
     });
   }
 
+  // Sudo mode: one of the user's own passkeys confirms who they are.
+  function confirmingWithPasskeys(button) {
+    var box = button.closest("details") || document;
+    button.addEventListener("click", function () {
+      var form = box.querySelector("form") || document.createElement("form");
+      clearErrors(form);
+      busy(button, true);
+      post("/auth/confirm/passkey-options").then(refusedUnlessOk).then(function (answer) {
+        return navigator.credentials.get({ publicKey: requestOptions(answer.data.publicKey) });
+      }).then(function (credential) {
+        if (!credential) throw new DOMException("no passkey chosen", "NotAllowedError");
+        return post("/auth/confirm", { credential: credentialJSON(credential) });
+      }).then(refusedUnlessOk).then(function () {
+        reloadAccount("identity_confirmed");
+      }).catch(function (error) {
+        ceremonyFailed(form, error);
+        busy(button, false);
+      });
+    });
+  }
+
+  // Times in the browser's own zone and the page's language: relative
+  // within the last day, else the date and time (`<time data-when>`).
+  var lang = document.documentElement.lang === "de" ? "de-DE" : "en-GB";
+  function rewriteTimes() {
+    if (!window.Intl || !Intl.DateTimeFormat) return;
+    var absolute = new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "short" });
+    var relative = Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(lang, { numeric: "auto" }) : null;
+    document.querySelectorAll("time[data-when]").forEach(function (el) {
+      var at = new Date(el.getAttribute("datetime"));
+      if (isNaN(at.getTime())) return;
+      var full = absolute.format(at);
+      var age = (Date.now() - at.getTime()) / 1000;
+      el.title = full;
+      if (!relative || age < -60 || age >= 86400) { el.textContent = full; return; }
+      if (age < 60) el.textContent = relative.format(0, "second");
+      else if (age < 3600) el.textContent = relative.format(-Math.floor(age / 60), "minute");
+      else el.textContent = relative.format(-Math.floor(age / 3600), "hour");
+    });
+  }
+  rewriteTimes();
+
   // The providers' form takes the address form's remember-me box.
   var providers = document.querySelector("form[data-gatehouse=oidc]");
   var remember = document.getElementById("remember");
@@ -446,6 +503,8 @@
     if (login && document.querySelector("[data-passkey-sign-in]")) signInWithPasskeys(login);
     if (secondStep) secondStepWithPasskeys(secondStep);
     if (adding) addingPasskeys(adding);
+    var confirming = document.querySelector("[data-confirm-passkey]");
+    if (confirming) confirmingWithPasskeys(confirming);
     document.querySelectorAll("[data-passkey]").forEach(function (el) { el.hidden = false; });
     document.querySelectorAll("[data-passkey-note]").forEach(function (el) { el.hidden = true; });
   }

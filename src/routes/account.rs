@@ -108,7 +108,7 @@ pub async fn render(
     language: Language,
     mut view: View,
 ) -> Result<Page, AuthError> {
-    let sessions = listing(gh, user, session).await?;
+    let mut sessions = listing(gh, user, session).await?;
     // The key of a pending enrolment is never read back: only the answer
     // that made it (`view.extra`, from `POST /auth/two-factor`) shows it.
     let (state, status) = match gh.two_factor.status(user.id).await? {
@@ -123,19 +123,28 @@ pub async fn render(
         ),
         Status::Off => ("off", Value::Null),
     };
+    let screens = &gh.screens;
+    let when = |value: &Value, key: &str| screens.when(language, value[key].as_str());
     let events = crate::events::latest_events(&gh.db, user.id, LATEST_EVENTS).await?;
     let events: Vec<Value> = events
         .into_iter()
         .map(|e| {
-            let label = gh
-                .screens
-                .text(language, &format!("account-event-{}", e.event));
-            json!({"occurred_at": e.occurred_at, "event": e.event, "label": label,
-                   "ip_address": e.ip_address})
+            let label = screens.text(language, &format!("account-event-{}", e.event));
+            json!({"at": screens.when(language, Some(&e.occurred_at)), "event": e.event,
+                   "label": label, "ip_address": e.ip_address})
         })
         .collect();
+    // Each listed credential with its times as the screen shows them.
+    let with_times = |mut list: Value| {
+        for item in list.as_array_mut().into_iter().flatten() {
+            item["added"] = when(item, "created_at");
+            item["last_used"] = when(item, "last_used_at");
+        }
+        list
+    };
     let passkeys = super::passkeys::listing(gh, user).await?;
-    let links = super::oidc_links::listing(gh, user).await?["value"].take();
+    let passkeys = passkeys.map_or(Value::Null, |p| with_times(p["value"].clone()));
+    let links = with_times(super::oidc_links::listing(gh, user).await?["value"].take());
     let providers: Vec<Value> = gh
         .oidc
         .all()
@@ -146,11 +155,18 @@ pub async fn render(
             json!({"name": p.name, "label": p.settings.label, "linked": linked})
         })
         .collect();
+    let mut sessions = sessions["value"].take();
+    for s in sessions.as_array_mut().into_iter().flatten() {
+        s["seen"] = when(s, "last_activity");
+    }
+    let reauth = super::confirm::screen_state(gh, user, session, language).await?;
+    view.args.push(("minutes", gh.settings.session.reauth_minutes.to_string()));
     view.extra.extend([
+        ("reauth", reauth),
         ("oidc_links", links),
         ("oidc_providers", Value::Array(providers)),
-        ("passkey_list", passkeys.map_or(Value::Null, |p| p["value"].clone())),
-        ("sessions", sessions["value"].clone()),
+        ("passkey_list", passkeys),
+        ("sessions", sessions),
         ("two_factor", json!(state)),
         ("two_factor_status", status),
         ("events", json!(events)),

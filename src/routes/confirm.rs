@@ -37,7 +37,8 @@ use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
-use crate::session::{reauth, AuthUser};
+use crate::i18n::Language;
+use crate::session::{reauth, AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// How old a provider's sign-in (`auth_time`) may be to confirm the caller.
@@ -104,6 +105,35 @@ async fn methods(gh: &GatehouseState, user: &AuthUser) -> Result<Vec<String>, Au
             .map(|link| format!("oidc:{}", link.provider)),
     );
     Ok(methods)
+}
+
+/// What the account screen shows of sudo mode for `user` on `session`:
+/// whether the window is open and until when, and the ways to confirm
+/// (`password` and `passkey` as booleans, the linked `providers` with
+/// their labels).
+pub async fn screen_state(
+    gh: &GatehouseState,
+    user: &AuthUser,
+    session: &Session,
+    language: Language,
+) -> Result<Value, AuthError> {
+    let minutes = gh.settings.session.reauth_minutes;
+    let until = reauth::open_until(session, user.id, minutes)
+        .map(|until| gh.screens.when(language, Some(&rfc3339(until))));
+    let methods = methods(gh, user).await?;
+    let providers: Vec<Value> = methods
+        .iter()
+        .filter_map(|m| m.strip_prefix("oidc:"))
+        .filter_map(|name| gh.oidc.get(name))
+        .map(|p| json!({"name": p.name, "label": p.settings.label}))
+        .collect();
+    Ok(json!({
+        "open": until.is_some(),
+        "until": until,
+        "password": methods.iter().any(|m| m == "password"),
+        "passkey": methods.iter().any(|m| m == "passkey"),
+        "providers": providers,
+    }))
 }
 
 /// The password change's current password, in `field`: always asked for,

@@ -8,6 +8,7 @@ mod page;
 mod posted;
 mod render;
 mod screen;
+mod when;
 
 pub use assets::{asset, Asset, SCRIPT, STYLESHEET};
 pub use page::Page;

@@ -167,6 +167,12 @@ impl Screens {
         self
     }
 
+    /// The RFC 3339 instant `at` as the screens show it in `language`
+    /// (see [`when::when`](super::when::when)): `null` for none.
+    pub fn when(&self, language: Language, at: Option<&str>) -> Value {
+        super::when::when(&self.catalog, language, at, crate::clock::unix_now())
+    }
+
     /// The Fluent message `id` in `language`, without arguments.
     pub fn text(&self, language: Language, id: &str) -> String {
         self.catalog.text(language, id, &[])
@@ -230,6 +236,7 @@ impl Screens {
         context.insert("t", &self.catalog.group(language, screen.group(), &args));
         context.insert("common", &self.catalog.group(language, "common-", &[]));
         context.insert("message", &message);
+        context.insert("message_code", &code);
         context.insert("message_kind", if success { "success" } else { "error" });
         context.insert("errors", &errors);
         context.insert("error_ids", &error_ids);

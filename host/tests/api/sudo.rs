@@ -17,6 +17,8 @@ use crate::second_step::{browser_with, events, post, remember_of, sign_in};
 
 const ADA: &str = "ada@example.org";
 const REMEMBER: &str = "gatehouse_remember";
+/// A form's field asking for the account's own password.
+const ASKS_PASSWORD: &str = r#"name="password" type="password" autocomplete="current-password""#;
 
 /// A browser that signed in only by recalling `client`'s remember-me
 /// cookie, on a host configured by `configure`.
@@ -274,6 +276,10 @@ async fn a_form_outside_the_window_goes_back_to_the_screen_that_asks() {
         "the screen asks to confirm"
     );
     assert!(html.contains("Confirm it’s you"), "{html}");
+    assert!(
+        html.contains(ASKS_PASSWORD),
+        "outside the window the forms ask"
+    );
 
     // Confirmed by the form, the screen shows no password field for it.
     let confirmed = browser
@@ -291,7 +297,7 @@ async fn a_form_outside_the_window_goes_back_to_the_screen_that_asks() {
         .await;
     let html = page.into_string().await.unwrap_or_default();
     assert!(
-        !html.contains(r#"name="password" type="password""#),
+        !html.contains(ASKS_PASSWORD),
         "no password field in the window"
     );
     assert!(html.contains(r#"data-gatehouse="end-others""#));
