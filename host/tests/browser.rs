@@ -44,6 +44,12 @@ use totp_rs::{Algorithm, Secret, TOTP};
 const EMAIL: &str = "ada@example.org";
 const NAME: &str = "Ada Lovelace";
 const WRONG_PASSWORD: &str = "not the password at all";
+/// Safari on an iPhone, as it introduces itself.
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 \
+                      (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+/// Chrome on an Android tablet.
+const ANDROID_TABLET: &str = "Mozilla/5.0 (Linux; Android 14; SM-X710) AppleWebKit/537.36 \
+                              (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
 const NEW_PASSWORD: &str = "violet gearwheels hum at midnight";
 
 /// One test function per behaviour, run as `<name>::with_js` and
@@ -76,6 +82,7 @@ with_and_without_js!(
     two_factor_sign_in_is_turned_on_from_the_account_screen_and_asks_for_a_code,
     a_recovery_code_signs_in_from_the_two_factor_screen,
     other_sessions_are_ended_from_the_sessions_list,
+    a_recalled_browser_confirms_with_its_password,
     a_breached_password_is_replaced_before_anything_else,
     an_openid_provider_signs_a_new_user_in_and_makes_the_account,
 );
@@ -500,7 +507,11 @@ fn code(key: &str, at: u64) -> String {
 /// code and answers the key shown beside it.
 async fn start_two_factor(browser: &Browser) -> String {
     browser.goto("/account").await;
-    browser.fill("enable-password", PASSWORD).await;
+    // Signed in moments ago: sudo mode asks no password.
+    assert!(
+        !browser.exists("#enable-password").await,
+        "no password field in the window"
+    );
     browser.submit("/auth/two-factor").await;
     browser.wait_for_element(".qr svg").await;
     browser.text("[data-secret]").await
@@ -585,20 +596,24 @@ async fn other_sessions_are_ended_from_the_sessions_list(js: Js) {
     let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
     browser.sign_in(EMAIL, PASSWORD).await;
     browser.wait_for_path("/login/org-setup").await;
-    let phone = site.sign_in_elsewhere(EMAIL, PASSWORD, "Ada's phone").await;
+    let phone = site.sign_in_elsewhere(EMAIL, PASSWORD, IPHONE).await;
     let tablet = site
-        .sign_in_elsewhere(EMAIL, PASSWORD, "Ada's tablet")
+        .sign_in_elsewhere(EMAIL, PASSWORD, ANDROID_TABLET)
         .await;
 
     browser.goto("/account").await;
     let devices = browser.texts("[data-session] .device").await;
     assert_eq!(devices.len(), 3, "three sessions are listed: {devices:?}");
+    assert!(
+        devices.iter().any(|d| d == "Safari on iPhone"),
+        "devices in words: {devices:?}"
+    );
     let handle = browser
         .eval(
             "const row = [...document.querySelectorAll('[data-session]')] \
                  .find(r => r.querySelector('.device').innerText.trim() === arguments[0]); \
              return row ? row.dataset.session : null",
-            vec![json!("Ada's phone")],
+            vec![json!("Safari on iPhone")],
         )
         .await;
     let handle = handle.as_str().expect("the phone's row");
@@ -613,14 +628,20 @@ async fn other_sessions_are_ended_from_the_sessions_list(js: Js) {
         2,
         "the phone is gone from the list: {devices:?}"
     );
-    assert!(!devices.iter().any(|d| d == "Ada's phone"), "{devices:?}");
+    assert!(
+        !devices.iter().any(|d| d == "Safari on iPhone"),
+        "{devices:?}"
+    );
+    assert!(
+        devices.iter().any(|d| d == "Chrome on Android"),
+        "{devices:?}"
+    );
     assert!(!site.is_signed_in(&phone).await, "the phone is signed out");
     assert!(
         site.is_signed_in(&tablet).await,
         "the tablet is still signed in"
     );
 
-    browser.fill("others-password", PASSWORD).await;
     browser.mark_page().await;
     browser.submit("/auth/sessions/end-others").await;
     assert_worded(&browser.wait_for_message().await, "other_sessions_ended");
@@ -717,7 +738,6 @@ async fn add_passkey(browser: &Browser, name: &str) {
         .wait_for_element("form[action=\"/auth/passkeys\"] button[type=submit]")
         .await;
     browser.fill("add-name", name).await;
-    browser.fill("add-password", PASSWORD).await;
     browser.mark_page().await;
     browser.submit("/auth/passkeys").await;
     let listed = browser.wait_for_text("[data-passkey-id] .name").await;
@@ -758,6 +778,7 @@ async fn a_passkey_added_on_the_account_screen_signs_in_alone() {
         meta.contains("never"),
         "a new passkey was never used: {meta:?}"
     );
+    browser.reveal(".activity li").await;
     let activity = browser.texts(".activity li").await;
     assert!(
         activity.iter().any(|e| e.contains("Passkey added")),
@@ -849,24 +870,37 @@ async fn passkey_autofill_on_the_address_field_signs_in() {
     assert_eq!(browser.wait_for_text("#user-email").await, EMAIL);
 }
 
+/// Sudo mode in the browser: a browser that was closed and signed in again
+/// by its remember-me cookie asks who it is before a passkey is removed; a
+/// wrong password is refused at its field, the passkey confirms, and then
+/// the passkey goes without a password.
 #[tokio::test]
-async fn a_passkey_is_removed_from_the_account_screen() {
+async fn a_recalled_browser_confirms_with_a_passkey_then_removes_one() {
     let Some((tools, site)) = setup(with_passkeys()).await else {
         return;
     };
     let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
     browser.goto("/login").await;
     browser.add_virtual_authenticator().await;
-    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.sign_in_remembered(EMAIL, PASSWORD).await;
     browser.wait_for_path("/login/org-setup").await;
     add_passkey(&browser, "Ada's laptop").await;
+    assert!(
+        browser.exists("[data-reauth-open]").await,
+        "signed in moments ago"
+    );
 
+    browser.forget_session().await;
+    browser.goto("/account").await;
+    assert!(
+        !browser.exists("[data-reauth-open]").await,
+        "a recall is no proof"
+    );
     let id = browser
         .attribute("[data-passkey-id]", "data-passkey-id")
         .await
         .expect("the passkey's row");
     let action = format!("/auth/passkeys/{id}/delete");
-    browser.click("[data-passkey-id] summary").await;
     browser
         .fill(&format!("remove-{id}-password"), WRONG_PASSWORD)
         .await;
@@ -878,9 +912,21 @@ async fn a_passkey_is_removed_from_the_account_screen() {
     assert_worded(&error, "current_password");
     assert_eq!(browser.count("[data-passkey-id]").await, 1, "still listed");
 
-    browser
-        .fill(&format!("remove-{id}-password"), PASSWORD)
-        .await;
+    // The passkey confirms who this is.
+    browser.mark_page().await;
+    browser.reveal("[data-confirm-passkey]").await;
+    browser.click("[data-confirm-passkey]").await;
+    assert_worded(&browser.wait_for_message().await, "identity_confirmed");
+    assert!(
+        browser.page_was_replaced().await,
+        "the screen was loaded again"
+    );
+    browser.wait_for_element("[data-reauth-open]").await;
+    assert!(
+        !browser.exists(&format!("#remove-{id}-password")).await,
+        "no password field in the window"
+    );
+
     browser.mark_page().await;
     browser.submit(&action).await;
     assert_worded(&browser.wait_for_message().await, "passkey_removed");
@@ -893,11 +939,59 @@ async fn a_passkey_is_removed_from_the_account_screen() {
         0,
         "no longer listed"
     );
+    browser.reveal(".activity li").await;
     let activity = browser.texts(".activity li").await;
     assert!(
         activity.iter().any(|e| e.contains("Passkey removed")),
         "the activity names the removal: {activity:?}"
     );
+}
+
+/// Sudo mode without a passkey, with JavaScript on and off: after a recall
+/// the forms ask for the password, the box confirms once (a wrong password
+/// refused at its field), and then the forms ask nothing for a while.
+async fn a_recalled_browser_confirms_with_its_password(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in_remembered(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    let phone = site.sign_in_elsewhere(EMAIL, PASSWORD, IPHONE).await;
+
+    browser.forget_session().await;
+    browser.goto("/account").await;
+    assert!(
+        browser.exists("#others-password").await,
+        "outside the window the form asks"
+    );
+    browser.fill("reauth-password", WRONG_PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/confirm").await;
+    let error = browser.wait_for_text("#reauth-password-error").await;
+    assert_worded(&error, "current_password");
+
+    browser.fill("reauth-password", PASSWORD).await;
+    browser.mark_page().await;
+    browser.submit("/auth/confirm").await;
+    assert_worded(&browser.wait_for_message().await, "identity_confirmed");
+    browser.wait_for_element("[data-reauth-open]").await;
+    assert!(
+        !browser.exists("#others-password").await,
+        "no password field in the window"
+    );
+    let until = browser.text("[data-reauth-open] time").await;
+    // The window's end, in the reader's language: in UTC (marked) from the
+    // server, in the browser's own zone once the script has run.
+    let marked_utc = until.ends_with(" UTC");
+    assert_eq!(marked_utc, matches!(js, Js::Off), "{until:?}");
+    let month = until.split(' ').nth(1).unwrap_or_default();
+    assert_eq!(month.len(), 3, "26 Nov 2026, 04:14: {until:?}");
+
+    browser.mark_page().await;
+    browser.submit("/auth/sessions/end-others").await;
+    assert_worded(&browser.wait_for_message().await, "other_sessions_ended");
+    assert!(!site.is_signed_in(&phone).await, "the phone is signed out");
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@ type Html = Result<Page, AuthError>;
 
 /// Notices a screen may show from its query string (after a script-driven step).
 pub(super) fn notice(code: Option<&str>) -> Option<&'static str> {
-    const SHOWN: [&str; 8] = [
+    const SHOWN: [&str; 9] = [
         "reset_success",
         "reset_link_sent",
         "other_sessions_ended",
@@ -27,6 +27,7 @@ pub(super) fn notice(code: Option<&str>) -> Option<&'static str> {
         "passkey_added",
         "passkey_removed",
         "oidc_unlinked",
+        "identity_confirmed",
     ];
     SHOWN.into_iter().find(|shown| code == Some(*shown))
 }

@@ -114,7 +114,9 @@ screens! {
             "/auth/two-factor/recovery-codes",
             "/auth/two-factor/disable",
             "/auth/oidc/<name>/link",
-            "/auth/oidc/links/<id>/delete"
+            "/auth/oidc/links/<id>/delete",
+            "/auth/confirm",
+            "/auth/oidc/<name>/confirm"
         ],
     },
     /// `GET /login/two-factor`: the second step of signing in.

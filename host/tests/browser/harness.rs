@@ -810,9 +810,36 @@ impl Browser {
         }
     }
 
-    /// Types `value` into the field `#<id>`, replacing what it held.
+    /// Opens the closed `<details>` around the first element matching
+    /// `css`, as a person does: by clicking its summary (the account
+    /// screen keeps each form behind its action).
+    pub async fn reveal(&self, css: &str) {
+        let closed = self
+            .eval(
+                "document.querySelectorAll('[data-test-reveal]') \
+                   .forEach(d => d.removeAttribute('data-test-reveal')); \
+                 const el = document.querySelector(arguments[0]); \
+                 const out = []; \
+                 for (let d = el && el.closest('details'); d; d = d.parentElement.closest('details')) \
+                   { if (!d.open) out.unshift(d); } \
+                 out.forEach((d, i) => d.setAttribute('data-test-reveal', i)); \
+                 return out.length",
+                vec![Value::from(css)],
+            )
+            .await
+            .as_u64()
+            .unwrap_or(0);
+        for i in 0..closed {
+            self.click(&format!("details[data-test-reveal=\"{i}\"] > summary"))
+                .await;
+        }
+    }
+
+    /// Types `value` into the field `#<id>`, replacing what it held (its
+    /// `<details>` opened first).
     pub async fn fill(&self, id: &str, value: &str) {
         let css = format!("#{id}");
+        self.reveal(&css).await;
         let field = match self.client.find(Locator::Css(&css)).await {
             Ok(field) => field,
             Err(e) => panic!("no field {css}: {e}; {}", self.describe().await),
@@ -854,9 +881,11 @@ impl Browser {
         }
     }
 
-    /// Clicks the submit button of the form posting to `action`.
+    /// Clicks the submit button of the form posting to `action` (its
+    /// `<details>` opened first).
     pub async fn submit(&self, action: &str) {
         let css = format!("form[action=\"{action}\"] button[type=submit]");
+        self.reveal(&css).await;
         match self.client.find(Locator::Css(&css)).await {
             Ok(button) => button
                 .click()
@@ -927,6 +956,25 @@ impl Browser {
         self.fill("email", email).await;
         self.fill("password", password).await;
         self.submit("/auth/login").await;
+    }
+
+    /// [`Browser::sign_in`] with "remember me" ticked.
+    pub async fn sign_in_remembered(&self, email: &str, password: &str) {
+        self.goto("/login").await;
+        self.wait_for_path("/login").await;
+        self.fill("email", email).await;
+        self.fill("password", password).await;
+        self.click("#remember").await;
+        self.submit("/auth/login").await;
+    }
+
+    /// Drops the session cookie, as a browser does when it is closed; its
+    /// remember-me cookie stays and signs it in again on the next page.
+    pub async fn forget_session(&self) {
+        self.client
+            .delete_cookie("gatehouse_session")
+            .await
+            .unwrap_or_else(|e| panic!("delete the session cookie: {e}"));
     }
 
     /// Signs out through the confirm screen and waits for the home page.
