@@ -9,10 +9,15 @@
 //! `#<field>-error`, the logo `img.logo`. On the account screen, where several
 //! forms share field names, a field's `id` is its form's prefix and its name
 //! (`change-current_password`, `enable-password`, `confirm-code`,
-//! `others-password`, …), its error `#<id>-error` with
-//! `data-error-for="<field>"`; the QR code is `.qr svg`, the key
+//! `others-password`, `reauth-password`, …), its error `#<id>-error` with
+//! `data-error-for="<field>"`; each form but the enrolment code's sits in a
+//! `<details>` opened by its summary (the harness opens it before filling or
+//! submitting), and the password fields of the changes sudo mode guards are
+//! there only outside its window (`[data-reauth-open]` says it is open, the
+//! confirm box is `details[data-reauth]`, its passkey button
+//! `[data-confirm-passkey]`); the QR code is `.qr svg`, the key
 //! `[data-secret]`, the recovery codes `[data-recovery-codes] code`, each
-//! session a `[data-session="<handle>"]` whose device is `.device`. With
+//! session a `[data-session="<handle>"]` whose device (in words) is `.device`. With
 //! passkeys on (a site served as `localhost`), the sign-in screen's button is
 //! `[data-passkey-sign-in]`, the two-factor screen's `[data-passkey-second-step]`,
 //! each listed passkey a `[data-passkey-id="<id>"]` with `.name` and `.meta`,
@@ -947,6 +952,86 @@ async fn a_recalled_browser_confirms_with_a_passkey_then_removes_one() {
     );
 }
 
+/// axe-core's script, installed by `npm ci --prefix host/tests/axe`;
+/// without it the test is skipped with a message (and fails in CI).
+fn axe_script() -> Option<String> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/axe/node_modules/axe-core/axe.min.js");
+    match std::fs::read_to_string(&path) {
+        Ok(script) => Some(script),
+        Err(e) if std::env::var_os("CI").is_some() => {
+            panic!(
+                "{}: {e}; run npm ci --prefix host/tests/axe",
+                path.display()
+            )
+        }
+        Err(e) => {
+            eprintln!(
+                "skipped: {}: {e}; run npm ci --prefix host/tests/axe",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// What axe finds against WCAG 2.1 A and AA on the page shown, with every
+/// `<details>` opened (the forms behind their actions included): each
+/// violation's rule, impact and elements.
+async fn axe_violations(browser: &Browser, axe: &str) -> Vec<Value> {
+    browser.eval(&format!("{axe}\n;return null"), vec![]).await;
+    let found = browser
+        .eval(
+            "document.querySelectorAll('details').forEach(d => { d.open = true; }); \
+             return axe.run(document, { runOnly: { type: 'tag', \
+                 values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }) \
+               .then(r => r.violations.map(v => ({ rule: v.id, impact: v.impact, \
+                   nodes: v.nodes.map(n => n.target.join(' ')) })))",
+            vec![],
+        )
+        .await;
+    found.as_array().cloned().unwrap_or_default()
+}
+
+/// axe finds no violation on the account screen, in English and German,
+/// inside sudo mode's window and outside it (its confirm box shown).
+#[tokio::test]
+async fn axe_finds_no_violation_on_the_account_screen() {
+    let Some(axe) = axe_script() else {
+        return;
+    };
+    let Some((tools, site)) = setup(with_passkeys()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
+    browser.goto("/login").await;
+    browser.add_virtual_authenticator().await;
+    browser.sign_in_remembered(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    add_passkey(&browser, "Ada's laptop").await;
+    site.sign_in_elsewhere(EMAIL, PASSWORD, IPHONE).await;
+    // axe runs, and sees what it should: an image without words.
+    browser.goto("/account").await;
+    browser
+        .eval("document.querySelector('main').appendChild(document.createElement('img')); return null", vec![])
+        .await;
+    let probe = axe_violations(&browser, &axe).await;
+    assert!(probe.iter().any(|v| v["rule"] == "image-alt"), "{probe:#?}");
+    for (state, lang) in [("in the window", "en"), ("in the window", "de")] {
+        browser.goto(&format!("/account?lang={lang}")).await;
+        browser.wait_for_element("[data-reauth-open]").await;
+        let found = axe_violations(&browser, &axe).await;
+        assert!(found.is_empty(), "{lang}, {state}: {found:#?}");
+    }
+    browser.forget_session().await;
+    for lang in ["de", "en"] {
+        browser.goto(&format!("/account?lang={lang}")).await;
+        browser.wait_for_element("details[data-reauth]").await;
+        let found = axe_violations(&browser, &axe).await;
+        assert!(found.is_empty(), "{lang}, outside the window: {found:#?}");
+    }
+}
+
 /// Sudo mode without a passkey, with JavaScript on and off: after a recall
 /// the forms ask for the password, the box confirms once (a wrong password
 /// refused at its field), and then the forms ask nothing for a while.
@@ -1371,31 +1456,14 @@ async fn every_screen_follows_the_dom_contract() {
         &["current_password", "password", "password_confirmation"],
     )
     .await;
-    assert_account_form(&browser, "/auth/two-factor", "enable", &["password"]).await;
-    assert_account_form(
-        &browser,
-        "/auth/sessions/end-others",
-        "others",
-        &["password"],
-    )
-    .await;
+    // Signed in moments ago: the changes sudo mode guards ask nothing.
+    assert_account_form(&browser, "/auth/two-factor", "enable", &[]).await;
+    assert_account_form(&browser, "/auth/sessions/end-others", "others", &[]).await;
     let key = start_two_factor(&browser).await;
     assert_account_form(&browser, "/auth/two-factor/confirm", "confirm", &["code"]).await;
     confirm_two_factor(&browser, &key).await;
-    assert_account_form(
-        &browser,
-        "/auth/two-factor/recovery-codes",
-        "codes",
-        &["password"],
-    )
-    .await;
-    assert_account_form(
-        &browser,
-        "/auth/two-factor/disable",
-        "disable",
-        &["password"],
-    )
-    .await;
+    assert_account_form(&browser, "/auth/two-factor/recovery-codes", "codes", &[]).await;
+    assert_account_form(&browser, "/auth/two-factor/disable", "disable", &[]).await;
 
     browser.sign_out().await;
     browser.sign_in(EMAIL, PASSWORD).await;
