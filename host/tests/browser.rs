@@ -1623,11 +1623,17 @@ async fn screenshots_of_every_screen() {
         browser.wait_for_element("[data-passkey-sign-in]").await;
         shoot(&browser, "login-passkey", lang).await;
 
-        browser.sign_in(account, PASSWORD).await;
+        browser.sign_in_remembered(account, PASSWORD).await;
         browser.wait_for_path("/login/org-setup").await;
         turn_on_two_factor(&browser).await;
         add_passkey(&browser, passkey).await;
         shoot(&browser, "account-passkeys", lang).await;
+        // Closed and opened again (signed in by its remember-me cookie),
+        // the browser is asked who it is before a change.
+        browser.forget_session().await;
+        browser.goto("/account").await;
+        browser.click("details[data-reauth] > summary").await;
+        shoot(&browser, "account-confirm", lang).await;
 
         browser.sign_out().await;
         browser.sign_in(account, PASSWORD).await;

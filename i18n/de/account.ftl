@@ -1,5 +1,5 @@
 account-title = Ihr Konto
-account-intro = Ihr Passwort, die Anmeldung in zwei Schritten, wo Sie angemeldet sind und was zuletzt geschah.
+account-intro = Wie Sie sich anmelden, wo Sie angemeldet sind und was zuletzt geschah.
 account-password_heading = Passwort
 account-current_password = Aktuelles Passwort
 account-new_password = Neues Passwort

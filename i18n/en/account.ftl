@@ -1,5 +1,5 @@
 account-title = Your account
-account-intro = Your password, two-factor sign-in, where you are signed in and what happened lately.
+account-intro = How you sign in, where you are signed in and what happened lately.
 account-password_heading = Password
 account-current_password = Current password
 account-new_password = New password
