@@ -252,6 +252,16 @@ async fn an_existing_account_is_never_linked_by_its_address_but_from_the_account
         .await;
     assert_eq!(json(again).await, json!({"message": "oidc_already_linked"}));
 
+    // Outside sudo mode's window, the linked provider is one way to
+    // confirm who she is, beside her password.
+    app.set_session_data(ada, "reauth", json!({"user": ada, "at": 0}))
+        .await;
+    let refused = app.post_json("/auth/sessions/end-others", json!({})).await;
+    assert_eq!(
+        json(refused).await,
+        json!({"message": "reauth_required", "methods": ["password", "oidc:acme"]})
+    );
+
     // The link signs her in.
     assert_eq!(app.logout().await, Status::SeeOther);
     let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
@@ -620,7 +630,15 @@ async fn an_account_without_a_password_proves_itself_afresh_at_its_provider() {
     back(&app, &callback).await;
     let ada = app.user_id(ADA).await;
 
-    // No password to ask for: the ways to prove it are named.
+    // The provider's sign-in opened sudo mode's window: nothing is asked.
+    let within = app.post_json("/auth/sessions/end-others", json!({})).await;
+    assert_eq!(within.status(), Status::Ok, "a fresh sign-in is a proof");
+    drop(within);
+
+    // The window closes; no password to ask for: the ways to prove it are
+    // named.
+    app.set_session_data(ada, "reauth", json!({"user": ada, "at": 0}))
+        .await;
     let refused = app.post_json("/auth/two-factor", json!({})).await;
     assert_eq!(refused.status(), Status::UnprocessableEntity);
     assert_eq!(
@@ -638,7 +656,7 @@ async fn an_account_without_a_password_proves_itself_afresh_at_its_provider() {
     assert!(app.event_names(ada).await.contains(&"failed".to_owned()));
 
     // A sign-in at the provider made now (it asks again, whatever session
-    // it has) stands in for the password.
+    // it has) opens the window again.
     let browser = provider.user_agent();
     let started = app.post_json("/auth/oidc/acme/confirm", json!({})).await;
     assert_eq!(started.status(), Status::Ok);
