@@ -45,8 +45,16 @@ use crate::state::GatehouseState;
 pub const PROOF_SECONDS: i64 = 5 * 60;
 
 /// The body of a sensitive change, let through by sudo mode: the window
-/// was open, or the body carried the caller's right password.
-pub struct Confirmed(pub Input);
+/// was open, or the body carried the caller's right password. Made only
+/// by its data guard.
+pub struct Confirmed(Input);
+
+impl Confirmed {
+    /// The body's fields.
+    pub fn into_input(self) -> Input {
+        self.0
+    }
+}
 
 #[rocket::async_trait]
 impl<'r> FromData<'r> for Confirmed {

@@ -66,7 +66,7 @@ pub async fn link(
 ) -> Posted<Reply> {
     let answer = async {
         let provider = gh.oidc.get(name).ok_or(AuthError::NotFound)?;
-        let Confirmed(input) = body?;
+        let input = body?.into_input();
         let user = &caller.who;
         let links = Links(&gh.db).of_user(user.id).await?;
         if links.iter().any(|l| l.provider == name) {
@@ -145,7 +145,7 @@ pub async fn remove(
     body: Result<Confirmed, AuthError>,
 ) -> Posted<Unlinked> {
     let answer = async {
-        let Confirmed(input) = body?;
+        let input = body?.into_input();
         let user = &caller.who;
         let links = Links(&gh.db);
         let own = links.of_user(user.id).await?;

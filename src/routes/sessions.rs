@@ -116,7 +116,7 @@ pub async fn end_others(
         ..
     } = &caller;
     let answer = async {
-        let Confirmed(input) = body?;
+        let input = body?.into_input();
         let nothing = async |_: &mut Tx| Ok::<_, AuthError>(());
         let ((), ended) = caller
             .change_credentials(gh, Keeping::ThisSession, nothing)

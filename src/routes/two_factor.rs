@@ -68,7 +68,7 @@ pub async fn enable(
     } = &caller;
     let language = caller.language;
     let answer = async {
-        let Confirmed(input) = body?;
+        let input = body?.into_input();
         let enrolment = gh
             .two_factor
             .enrol(user.id, &user.email)
@@ -193,7 +193,7 @@ pub async fn recovery_codes(
     } = &caller;
     let language = caller.language;
     let answer = async {
-        let Confirmed(input) = body?;
+        let input = body?.into_input();
         let renew = async |tx: &mut Tx| gh.two_factor.new_recovery_codes_in(tx, user.id).await;
         let (codes, _) = caller
             .change_credentials(gh, Keeping::PasswordSessions, renew)
@@ -249,7 +249,7 @@ pub async fn disable(
     } = &caller;
     let language = caller.language;
     let answer = async {
-        let Confirmed(input) = body?;
+        let input = body?.into_input();
         let turn_off = async |tx: &mut Tx| gh.two_factor.disable_in(tx, user.id).await;
         caller
             .change_credentials(gh, Keeping::PasswordSessions, turn_off)
