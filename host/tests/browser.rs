@@ -884,12 +884,7 @@ async fn a_recalled_browser_confirms_with_a_passkey_then_removes_one() {
     let Some((tools, site)) = setup(with_passkeys()).await else {
         return;
     };
-    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
-    browser.goto("/login").await;
-    browser.add_virtual_authenticator().await;
-    browser.sign_in_remembered(EMAIL, PASSWORD).await;
-    browser.wait_for_path("/login/org-setup").await;
-    add_passkey(&browser, "Ada's laptop").await;
+    let browser = remembered_with_a_passkey(&tools, &site).await;
     assert!(
         browser.exists("[data-reauth-open]").await,
         "signed in moments ago"
@@ -952,6 +947,18 @@ async fn a_recalled_browser_confirms_with_a_passkey_then_removes_one() {
     );
 }
 
+/// A browser (JavaScript on) signed in as Ada with "remember me", who
+/// added a passkey made by its virtual authenticator.
+async fn remembered_with_a_passkey(tools: &Tools, site: &Site) -> Browser {
+    let browser = Browser::open(tools, site, BrowserOptions::new(Js::On)).await;
+    browser.goto("/login").await;
+    browser.add_virtual_authenticator().await;
+    browser.sign_in_remembered(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    add_passkey(&browser, "Ada's laptop").await;
+    browser
+}
+
 /// axe-core's script, installed by `npm ci --prefix host/tests/axe`;
 /// without it the test is skipped with a message (and fails in CI).
 fn axe_script() -> Option<String> {
@@ -1003,12 +1010,7 @@ async fn axe_finds_no_violation_on_the_account_screen() {
     let Some((tools, site)) = setup(with_passkeys()).await else {
         return;
     };
-    let browser = Browser::open(&tools, &site, BrowserOptions::new(Js::On)).await;
-    browser.goto("/login").await;
-    browser.add_virtual_authenticator().await;
-    browser.sign_in_remembered(EMAIL, PASSWORD).await;
-    browser.wait_for_path("/login/org-setup").await;
-    add_passkey(&browser, "Ada's laptop").await;
+    let browser = remembered_with_a_passkey(&tools, &site).await;
     site.sign_in_elsewhere(EMAIL, PASSWORD, IPHONE).await;
     // axe runs, and sees what it should: an image without words.
     browser.goto("/account").await;

@@ -43,6 +43,32 @@ async fn recalled(
     browser
 }
 
+/// Ada's account, signed in on the app's own client with "remember me";
+/// answers her id.
+async fn remembered_ada(app: &TestApp) -> i64 {
+    let ada = app.create_user(ADA, PASSWORD).await;
+    let (status, _) = sign_in(&app.client, true).await;
+    assert_eq!(status, Status::Ok);
+    ada
+}
+
+/// Posts a wrong password to `path` from `client`: refused at the field
+/// (422 `current_password`) and counted as a failed sign-in of `user_id`.
+async fn refused_and_counted(app: &TestApp, user_id: i64, client: &Client, path: &str) {
+    let failed_before = events(app, user_id, "failed").await.len();
+    let (status, body) = post(client, path, json!({"password": "not it at all"})).await;
+    assert_eq!(status, Status::UnprocessableEntity, "{path}");
+    assert_eq!(
+        body["errors"]["password"],
+        json!(["current_password"]),
+        "{body}"
+    );
+    assert_eq!(
+        events(app, user_id, "failed").await.len(),
+        failed_before + 1
+    );
+}
+
 /// Seconds from now until the RFC 3339 `until` of a confirmation.
 fn seconds_until(body: &Value) -> i64 {
     let until = body["until"].as_str().expect("until");
@@ -85,9 +111,7 @@ async fn a_fresh_sign_in_needs_no_password_for_a_while() {
 #[rocket::async_test]
 async fn a_recalled_session_confirms_before_a_sensitive_change() {
     let app = spawn_app().await;
-    let ada = app.create_user(ADA, PASSWORD).await;
-    let (status, _) = sign_in(&app.client, true).await;
-    assert_eq!(status, Status::Ok);
+    let ada = remembered_ada(&app).await;
     let browser = recalled(&app, &app.client, |f| f).await;
 
     for path in [
@@ -100,20 +124,7 @@ async fn a_recalled_session_confirms_before_a_sensitive_change() {
         assert_eq!(body, reauth_required(&["password"]), "{path}");
     }
     // A wrong password is refused and counted as a failed sign-in.
-    let failed_before = events(&app, ada, "failed").await.len();
-    let (status, body) = post(
-        &browser,
-        "/auth/confirm",
-        json!({"password": "not it at all"}),
-    )
-    .await;
-    assert_eq!(status, Status::UnprocessableEntity);
-    assert_eq!(
-        body["errors"]["password"],
-        json!(["current_password"]),
-        "{body}"
-    );
-    assert_eq!(events(&app, ada, "failed").await.len(), failed_before + 1);
+    refused_and_counted(&app, ada, &browser, "/auth/confirm").await;
     let (status, body) = post(&browser, "/auth/confirm", json!({})).await;
     assert_eq!(status, Status::UnprocessableEntity);
     assert_eq!(body["errors"]["password"], json!(["required"]), "{body}");
@@ -145,25 +156,10 @@ async fn a_recalled_session_confirms_before_a_sensitive_change() {
 #[rocket::async_test]
 async fn a_wrong_password_inside_the_window_is_refused_and_counted() {
     let app = spawn_app().await;
-    let ada = app.create_user(ADA, PASSWORD).await;
-    let (status, _) = sign_in(&app.client, true).await;
-    assert_eq!(status, Status::Ok);
+    let ada = remembered_ada(&app).await;
     let other = recalled(&app, &app.client, |f| f).await;
 
-    let failed_before = events(&app, ada, "failed").await.len();
-    let (status, body) = post(
-        &app.client,
-        "/auth/sessions/end-others",
-        json!({"password": "not it at all"}),
-    )
-    .await;
-    assert_eq!(status, Status::UnprocessableEntity);
-    assert_eq!(
-        body["errors"]["password"],
-        json!(["current_password"]),
-        "{body}"
-    );
-    assert_eq!(events(&app, ada, "failed").await.len(), failed_before + 1);
+    refused_and_counted(&app, ada, &app.client, "/auth/sessions/end-others").await;
     let still = other
         .get("/dashboard")
         .header(ContentType::JSON)
@@ -203,9 +199,7 @@ async fn the_window_closes_after_reauth_minutes() {
 #[rocket::async_test]
 async fn a_passkey_confirms_and_is_named_among_the_methods() {
     let app = spawn_app_with(passkeys_on).await;
-    app.create_user(ADA, PASSWORD).await;
-    let (status, _) = sign_in(&app.client, true).await;
-    assert_eq!(status, Status::Ok);
+    remembered_ada(&app).await;
     let mut key = Authenticator::new();
     let (credential_id, _) = add_passkey(&app.client, &mut key, "Laptop").await;
     let browser = recalled(&app, &app.client, passkeys_on).await;
@@ -252,9 +246,7 @@ async fn a_passkey_confirms_and_is_named_among_the_methods() {
 #[rocket::async_test]
 async fn a_form_outside_the_window_goes_back_to_the_screen_that_asks() {
     let app = spawn_app().await;
-    app.create_user(ADA, PASSWORD).await;
-    let (status, _) = sign_in(&app.client, true).await;
-    assert_eq!(status, Status::Ok);
+    remembered_ada(&app).await;
     let browser = recalled(&app, &app.client, |f| f).await;
     let posted = browser
         .post("/auth/sessions/end-others")
