@@ -255,6 +255,21 @@ pub struct SetConfig {
     /// Navigation properties by name.
     #[serde(default)]
     pub navigation: BTreeMap<String, NavigationConfig>,
+    /// The recursive hierarchy over the set (UI5's tree tables), if any.
+    #[serde(default)]
+    pub hierarchy: Option<HierarchyConfig>,
+}
+
+/// `hierarchy = { qualifier = "OrgChart", parent = "manager" }`: a
+/// recursive hierarchy whose parent is a to-one navigation of the set to
+/// itself.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchyConfig {
+    /// The qualifier of its annotations, which `$apply` names.
+    pub qualifier: String,
+    /// The navigation to each node's parent.
+    pub parent: String,
 }
 
 /// One configured navigation: to-one through `column` on this table, or

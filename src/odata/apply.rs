@@ -9,11 +9,12 @@
 
 use std::fmt::{self, Display, Formatter};
 
+use super::apply_hierarchy::{related, top_levels, TOP_LEVELS};
 use super::error::ParseError;
 use super::filter::parse_expr;
 use super::items::{non_negative, parse_orderby, path};
 use super::lexer::{tokenize, TokenKind};
-use super::query::{Aggregate, AggregateExpr, Apply, Method, Path, Transformation};
+use super::query::{Aggregate, AggregateExpr, Apply, Direction, Method, Path, Transformation};
 use super::search::parse_search_expr;
 
 const OPTION: &str = "$apply";
@@ -38,7 +39,7 @@ fn method_of(name: &str) -> Option<Method> {
 
 /// Counts transformations across one `$apply`.
 #[derive(Default)]
-struct Budget {
+pub(super) struct Budget {
     transformations: usize,
 }
 
@@ -55,6 +56,18 @@ struct Budget {
 /// ```
 pub(crate) fn parse_apply(value: &str) -> Result<Apply, ParseError> {
     sequence(value, 0, 0, &mut Budget::default())
+}
+
+/// A `/`-separated sequence in `text`, found at byte `offset` of the whole
+/// value, `depth` levels inside `concat`, `groupby` or a hierarchy
+/// function.
+pub(super) fn sequence_of(
+    text: &str,
+    offset: usize,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<Apply, ParseError> {
+    sequence(text, offset, depth, budget)
 }
 
 /// A `/`-separated sequence in `text`, found at byte `offset` of the whole
@@ -125,6 +138,9 @@ fn transformation(
             .map(Transformation::Skip)
             .map_err(nested),
         "aggregate" => aggregates(inner, at).map(Transformation::Aggregate),
+        TOP_LEVELS => top_levels(inner, at),
+        "descendants" => related(Direction::Descendants, inner, at, depth, budget),
+        "ancestors" => related(Direction::Ancestors, inner, at, depth, budget),
         "groupby" => groupby(inner, at, depth, budget),
         "concat" => {
             let branches = split_top(inner, b',')
@@ -351,7 +367,7 @@ fn structural(text: &str) -> Vec<bool> {
 
 /// The parts of `text` between top-level `separator`s (outside quotes and
 /// parentheses), with their byte offsets.
-fn split_top(text: &str, separator: u8) -> Vec<(usize, &str)> {
+pub(super) fn split_top(text: &str, separator: u8) -> Vec<(usize, &str)> {
     let mask = structural(text);
     let mut parts = Vec::new();
     let (mut depth, mut start) = (0usize, 0);
@@ -445,6 +461,8 @@ impl Display for Transformation {
             Self::Top(n) => write!(f, "top({n})"),
             Self::Identity => f.write_str("identity"),
             Self::Skip(n) => write!(f, "skip({n})"),
+            Self::TopLevels(top) => write!(f, "{top}"),
+            Self::Related(related) => write!(f, "{related}"),
             Self::Concat(branches) => {
                 f.write_str("concat(")?;
                 list(

@@ -121,3 +121,70 @@ fn nesting_and_size_are_bounded() {
     let many = vec!["top(1)"; MAX_TRANSFORMATIONS + 1].join("/");
     assert!(err(&many).1.contains("more than 32 transformations"));
 }
+
+#[test]
+fn the_hierarchy_functions_parse_as_ui5_writes_them_and_print_canonically() {
+    let top = "com.sap.vocabularies.Hierarchy.v1.TopLevels(HierarchyNodes=$root/Employees,\
+               HierarchyQualifier='OrgChart',NodeProperty='id',Levels=2,\
+               ExpandLevels=[{\"NodeID\":\"7\",\"Levels\":1},{\"NodeID\":12,\"Levels\":null}])";
+    let Apply(steps) = apply(top);
+    let [Transformation::TopLevels(t)] = steps.as_slice() else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(
+        (
+            t.nodes.as_str(),
+            t.qualifier.as_str(),
+            t.node_property.as_str()
+        ),
+        ("Employees", "OrgChart", "id")
+    );
+    assert_eq!(t.levels, Some(2));
+    assert_eq!(t.expand_levels.len(), 2);
+    assert_eq!(t.expand_levels[0].levels, Some(1));
+    assert_eq!(t.expand_levels[1].levels, None);
+    assert_eq!(apply(&Apply(steps.clone()).to_string()), Apply(steps));
+
+    let filtered =
+        "ancestors($root/Employees,OrgChart,id,filter(name eq 'Ada')/search(lead),keep start)/\
+                    com.sap.vocabularies.Hierarchy.v1.TopLevels(HierarchyNodes=$root/Employees,\
+                    HierarchyQualifier='OrgChart',NodeProperty='id',Levels=1)";
+    let Apply(steps) = apply(filtered);
+    let [Transformation::Related(r), Transformation::TopLevels(_)] = steps.as_slice() else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(r.direction, Direction::Ancestors);
+    assert!(r.keep_start && r.distance.is_none());
+    assert_eq!(r.start.0.len(), 2);
+    assert_eq!(apply(&Apply(steps.clone()).to_string()), Apply(steps));
+
+    let children = "descendants($root/Employees,OrgChart,id,filter(id eq 7),1)/orderby(name desc)";
+    let Apply(steps) = apply(children);
+    let [Transformation::Related(r), Transformation::OrderBy(_)] = steps.as_slice() else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(
+        (r.direction, r.distance, r.keep_start),
+        (Direction::Descendants, Some(1), false)
+    );
+    assert_eq!(Apply(steps.clone()).to_string(), children);
+}
+
+#[test]
+fn hierarchy_functions_with_wrong_arguments_are_refused_by_name() {
+    let top = "com.sap.vocabularies.Hierarchy.v1.TopLevels";
+    let cases = [
+        (format!("{top}(HierarchyQualifier='Q',NodeProperty='id')"), "TopLevels needs HierarchyNodes"),
+        (format!("{top}(HierarchyNodes=$root/E,HierarchyQualifier='Q',NodeProperty='id',Depth=2)"), "the TopLevels parameter Depth is not supported"),
+        (format!("{top}(HierarchyNodes=E,HierarchyQualifier='Q',NodeProperty='id')"), "expected $root/"),
+        (format!("{top}(HierarchyNodes=$root/E,HierarchyQualifier='Q',NodeProperty='id',ExpandLevels=[{{\"NodeID\":true}}])"), "NodeID must be"),
+        (format!("{top}(HierarchyNodes=$root/E,HierarchyQualifier='Q',NodeProperty='id',ExpandLevels={{}})"), "expected a JSON array"),
+        ("descendants($root/E,Q,id)".to_owned(), "expected $root/SET"),
+        ("descendants($root/E,Q,id,orderby(id),1)".to_owned(), "filter and search only"),
+        ("ancestors($root/E,Q,id,filter(id eq 1),keep start,2)".to_owned(), "expected a distance or keep start"),
+    ];
+    for (value, expected) in cases {
+        let (_, message) = err(&value);
+        assert!(message.contains(expected), "{value}: {message}");
+    }
+}

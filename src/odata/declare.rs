@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use self::columns::{edm_type_names, mapped_type, named_type};
 use crate::db::{table_columns, Column};
 
-use super::model::{EdmType, EntitySet, Navigation, Property};
-use crate::config::{ConfigError, NavigationConfig, SetConfig};
+use super::model::{EdmType, EntitySet, Hierarchy, Navigation, Property};
+use crate::config::{ConfigError, HierarchyConfig, NavigationConfig, SetConfig};
 use crate::db::{Db, Dialect};
 
 /// Builds the entity sets declared in configuration, reading each table's
@@ -104,8 +104,41 @@ impl Declaration<'_> {
         for (name, navigation) in &self.config.navigation {
             set = set.navigation(self.navigation(name, navigation)?);
         }
+        if let Some(hierarchy) = &self.config.hierarchy {
+            set = self.hierarchy(set, hierarchy)?;
+        }
         let searchable = self.searchable(&set)?;
         Ok(set.searchable(&searchable))
+    }
+
+    /// `set` with its recursive hierarchy: the parent must be a to-one
+    /// navigation of the set to itself, the qualifier an identifier, and
+    /// no property may carry a computed property's name.
+    fn hierarchy(
+        &self,
+        set: EntitySet,
+        config: &HierarchyConfig,
+    ) -> Result<EntitySet, ConfigError> {
+        if !is_identifier(&config.qualifier) {
+            return Err(self.error(".hierarchy.qualifier", NOT_AN_IDENTIFIER));
+        }
+        let parent = set.navigations.iter().find(|n| n.name == config.parent);
+        let to_itself = parent.is_some_and(|n| n.target_set == self.name && !n.is_collection());
+        if !to_itself {
+            let reason = format!(
+                "`{}` is not a to-one navigation of {} to itself",
+                config.parent, self.name
+            );
+            return Err(self.error(".hierarchy.parent", reason));
+        }
+        if let Some((name, _)) = Hierarchy::COMPUTED
+            .iter()
+            .find(|(name, _)| set.properties.iter().any(|p| p.name == *name))
+        {
+            let reason = format!("column `{name}` has the name of a computed property; exclude it");
+            return Err(self.error(".hierarchy", reason));
+        }
+        Ok(set.hierarchy(&config.qualifier, &config.parent))
     }
 
     /// An error on `odata.sets.<Name><suffix>`.

@@ -22,6 +22,7 @@ use std::fmt::Write;
 
 use serde_json::{json, Value};
 
+use super::hierarchy::annotations;
 use super::model::{EntitySet, Model};
 
 /// Where the Data Aggregation vocabulary is published.
@@ -61,6 +62,9 @@ pub fn metadata_xml(model: &Model, visible: impl Fn(&EntitySet) -> bool) -> Stri
         out,
         r#"<edmx:Reference Uri="{AGGREGATION_VOCABULARY}"><edmx:Include Namespace="Org.OData.Aggregation.V1" Alias="Aggregation"/></edmx:Reference>"#
     );
+    if sets.iter().any(|s| s.hierarchy.is_some()) {
+        out.push_str(annotations::REFERENCES);
+    }
     out.push_str("<edmx:DataServices>");
     let _ = write!(
         out,
@@ -98,6 +102,7 @@ pub fn metadata_xml(model: &Model, visible: impl Fn(&EntitySet) -> bool) -> Stri
                 escape(&n.name)
             );
         }
+        out.push_str(&annotations::entity_type(set, escape));
         out.push_str("</EntityType>");
     }
     out.push_str(r#"<EntityContainer Name="Container">"#);
@@ -116,6 +121,7 @@ pub fn metadata_xml(model: &Model, visible: impl Fn(&EntitySet) -> bool) -> Stri
             );
         }
         out.push_str(APPLY_SUPPORTED);
+        out.push_str(&annotations::entity_set(set));
         out.push_str("</EntitySet>");
     }
     out.push_str("</EntityContainer></Schema></edmx:DataServices></edmx:Edmx>");
@@ -217,6 +223,32 @@ mod tests {
         assert!(xml.contains(
             r#"<EntitySet Name="Users" EntityType="Gatehouse.Users"><NavigationPropertyBinding Path="organisation" Target="Organisations"/><NavigationPropertyBinding Path="posts" Target="Posts"/><Annotation Term="Aggregation.ApplySupported">"#
         ));
+    }
+
+    #[test]
+    fn a_hierarchy_is_described_as_ui5_reads_it() {
+        let staff = EntitySet::new("Staff", "staff", "id")
+            .property(Property::new("id", EdmType::Int64).not_null())
+            .navigation(Navigation::to_one("manager", "Staff", "manager_id"))
+            .hierarchy("OrgChart", "manager");
+        let xml = metadata_xml(&Model::new().set(staff), |_| true);
+        assert!(xml.contains(
+            r#"<edmx:Include Namespace="com.sap.vocabularies.Hierarchy.v1" Alias="Hierarchy"/>"#
+        ));
+        assert!(xml.contains(
+            r#"<Annotation Term="Aggregation.RecursiveHierarchy" Qualifier="OrgChart"><Record><PropertyValue Property="NodeProperty" PropertyPath="id"/><PropertyValue Property="ParentNavigationProperty" NavigationPropertyPath="manager"/></Record></Annotation>"#
+        ));
+        assert!(xml.contains(r#"<Annotation Term="Hierarchy.RecursiveHierarchy" Qualifier="OrgChart"><Record><PropertyValue Property="DistanceFromRoot" Path="DistanceFromRoot"/><PropertyValue Property="DrillState" Path="DrillState"/>"#));
+        assert!(xml.contains(
+            r#"<Property Name="DrillState" Type="Edm.String"><Annotation Term="Core.Computed" Bool="true"/></Property>"#
+        ));
+        assert!(xml.contains(r#"<PropertyValue Property="NonFilterableProperties"><Collection><PropertyPath>DistanceFromRoot</PropertyPath>"#));
+        assert!(xml.contains(r#"<PropertyValue Property="NonSortableProperties"><Collection><PropertyPath>DistanceFromRoot</PropertyPath>"#));
+        let plain = all();
+        assert!(
+            !plain.contains("Hierarchy") && !plain.contains("Core.Computed"),
+            "only a set with a hierarchy"
+        );
     }
 
     #[test]

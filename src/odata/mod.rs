@@ -25,6 +25,7 @@
 
 mod aggregation;
 mod apply;
+mod apply_hierarchy;
 mod batch;
 mod check;
 mod declare;
@@ -33,6 +34,7 @@ mod expand;
 mod fetch;
 mod filter;
 mod function;
+mod hierarchy;
 mod items;
 mod lexer;
 mod metadata;
@@ -62,10 +64,10 @@ mod fixture;
 mod proptests;
 
 // What a host declares a set with: its properties, navigations and scope.
-pub use crate::config::{NavigationConfig, SetConfig};
+pub use crate::config::{HierarchyConfig, NavigationConfig, SetConfig};
 pub use error::ParseError;
 pub use filter::parse_filter;
-pub use model::{EdmType, EntitySet, Navigation, NavigationKind, Property};
+pub use model::{EdmType, EntitySet, Hierarchy, Navigation, NavigationKind, Property};
 pub use query::{
     BinaryOp, Expr, Function, Guid, LambdaPredicate, Literal, Path, Quantifier, UnaryOp,
 };

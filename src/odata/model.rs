@@ -231,9 +231,35 @@ pub struct EntitySet {
     pub public: bool,
     /// The filter bound to the caller that every access honours, if any.
     pub scope: Option<Scope>,
+    /// The recursive hierarchy over the set (UI5's tree tables), if any.
+    pub hierarchy: Option<Hierarchy>,
     /// For the rows a `$apply` made of another set: the statement that
     /// makes them, read in place of a table.
     pub(crate) derived: Option<Derived>,
+}
+
+/// A recursive hierarchy over a set: each node's parent is the row a to-one
+/// navigation of the set to itself leads to (a null column makes a root),
+/// named for `$apply`'s hierarchy functions by its qualifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hierarchy {
+    /// The qualifier of its annotations (`OrgChart`).
+    pub qualifier: String,
+    /// The navigation to the parent.
+    pub parent: String,
+}
+
+impl Hierarchy {
+    /// The properties a hierarchy's rows carry besides the set's own, all
+    /// computed: `(name, type)`.
+    pub const COMPUTED: [(&'static str, EdmType); 6] = [
+        ("DistanceFromRoot", EdmType::Int64),
+        ("DrillState", EdmType::String),
+        ("LimitedDescendantCount", EdmType::Int64),
+        ("LimitedRank", EdmType::Int64),
+        ("Matched", EdmType::Boolean),
+        ("MatchedDescendantCount", EdmType::Int64),
+    ];
 }
 
 /// The statement whose rows a derived set reads (numbered placeholders
@@ -286,8 +312,19 @@ impl EntitySet {
             searchable: Vec::new(),
             public: false,
             scope: None,
+            hierarchy: None,
             derived: None,
         }
+    }
+
+    /// Declares the recursive hierarchy `qualifier` over the set, whose
+    /// parent is the to-one navigation `parent` to the set itself.
+    pub fn hierarchy(mut self, qualifier: &str, parent: &str) -> EntitySet {
+        self.hierarchy = Some(Hierarchy {
+            qualifier: qualifier.to_owned(),
+            parent: parent.to_owned(),
+        });
+        self
     }
 
     /// What a statement reads the set's rows from: its table, quoted, or

@@ -381,6 +381,66 @@ pub enum Transformation {
     Concat(Vec<Apply>),
     /// `identity`: the rows as they are.
     Identity,
+    /// `com.sap.vocabularies.Hierarchy.v1.TopLevels(…)`: a hierarchy's
+    /// nodes down to a level, some expanded further, in preorder.
+    TopLevels(TopLevels),
+    /// `descendants(…)` or `ancestors(…)`: the nodes below, or above, those
+    /// a sequence of `filter` and `search` picks.
+    Related(Related),
+}
+
+/// `com.sap.vocabularies.Hierarchy.v1.TopLevels(HierarchyNodes=$root/SET,
+/// HierarchyQualifier='Q',NodeProperty='P'[,Levels=n][,ExpandLevels=…])`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopLevels {
+    /// The set after `$root/`.
+    pub nodes: String,
+    /// The hierarchy's qualifier.
+    pub qualifier: String,
+    /// The node property (the key).
+    pub node_property: String,
+    /// How many levels from the roots; `None`: all.
+    pub levels: Option<u64>,
+    /// Nodes expanded (or collapsed) beyond `levels`, in order.
+    pub expand_levels: Vec<ExpandLevel>,
+}
+
+/// One entry of `ExpandLevels`: `{"NodeID": …, "Levels": n}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpandLevel {
+    /// The node's value (a JSON string or number).
+    pub node: serde_json::Value,
+    /// Levels shown below it: 0 collapses it, `None` shows all.
+    pub levels: Option<u64>,
+}
+
+/// Which way a [`Related`] transformation looks from the nodes it picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// `descendants`: the nodes below.
+    Descendants,
+    /// `ancestors`: the nodes above.
+    Ancestors,
+}
+
+/// `descendants($root/SET,Q,P,sequence[,n][,keep start])` or the same with
+/// `ancestors`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    /// Below or above.
+    pub direction: Direction,
+    /// The set after `$root/`.
+    pub nodes: String,
+    /// The hierarchy's qualifier.
+    pub qualifier: String,
+    /// The node property (the key).
+    pub node_property: String,
+    /// The `filter` and `search` steps that pick the start nodes.
+    pub start: Apply,
+    /// How many levels away at most; `None`: all.
+    pub distance: Option<u64>,
+    /// Whether the start nodes are kept (`keep start`).
+    pub keep_start: bool,
 }
 
 /// One aggregated value: what, and its alias.
