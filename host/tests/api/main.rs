@@ -32,6 +32,7 @@ mod odata_resources;
 mod odata_search;
 mod odata_seek;
 mod odata_stream;
+mod odata_tree;
 mod odata_uuid_keys;
 mod oidc;
 #[path = "../oidc/harness.rs"]

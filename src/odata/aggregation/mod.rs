@@ -15,6 +15,7 @@ mod measure;
 
 use measure::Measure;
 
+use super::hierarchy;
 use super::model::{Derived, EntitySet, Model, Property};
 use super::query::{Aggregate, Apply, Expr, OrderItem, Path, SearchExpr, Transformation};
 use super::resolve::QueryError;
@@ -36,6 +37,9 @@ pub(crate) fn derive<'m>(
     scopes: &'m Scopes<'m>,
     dialect: Dialect,
 ) -> Result<(EntitySet, Vec<OrderItem>), QueryError> {
+    if hierarchy::plan::is_hierarchy(&apply.0) {
+        return hierarchy::plan::derive(model, set, &apply.0, scopes, dialect);
+    }
     let branches = concat::branches(&apply.0)?;
     match branches.as_slice() {
         [one] => linear(model, set, one, scopes, dialect, Vec::new()),

@@ -3,3 +3,4 @@
 //! hierarchy functions, and what `$metadata` says of it.
 
 pub(crate) mod annotations;
+pub(crate) mod plan;

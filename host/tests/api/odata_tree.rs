@@ -1,0 +1,415 @@
+//! UI5's tree tables: a set's recursive hierarchy read through `$apply`'s
+//! hierarchy functions as OpenUI5 writes them, with every answer computed
+//! here from the seeded org chart: the top levels in preorder with their
+//! drill states, distances, descendant counts and ranks; nodes expanded and
+//! collapsed by `ExpandLevels`; a node's children; siblings in another
+//! order; a filtered tree with its ancestors; `$count`, `$top`/`$skip`,
+//! server paging and `$select`; a cycle in the data, never followed; and
+//! the refusals, naming what was wrong.
+
+use rocket::figment::providers::{Format, Toml};
+use serde_json::Value;
+
+use crate::database::TestDb;
+use crate::helpers::{spawn_host_at, TestApp};
+use gatehouse::db::{Db, Dialect};
+
+/// One row of `staff`.
+struct Member {
+    id: i64,
+    name: &'static str,
+    manager: Option<i64>,
+}
+
+const fn m(id: i64, name: &'static str, manager: Option<i64>) -> Member {
+    Member { id, name, manager }
+}
+
+/// Two trees, and three rows on cycles (20 and 21 manage each other, 22
+/// manages itself), which no root reaches.
+const STAFF: &[Member] = &[
+    m(1, "Ada", None),
+    m(2, "Bob", None),
+    m(3, "Cy", Some(1)),
+    m(4, "Di", Some(1)),
+    m(5, "Ed", Some(1)),
+    m(6, "Flo", Some(3)),
+    m(7, "Gus", Some(3)),
+    m(8, "Hal", Some(7)),
+    m(9, "Ivy", Some(2)),
+    m(20, "Loop", Some(21)),
+    m(21, "Pool", Some(20)),
+    m(22, "Self", Some(22)),
+];
+
+const SETS: &str = r#"
+[odata.sets.Staff]
+table = "staff"
+public = true
+searchable = ["name"]
+navigation = { manager = { target = "Staff", column = "manager_id" } }
+hierarchy = { qualifier = "OrgChart", parent = "manager" }
+"#;
+
+const TOP: &str = "com.sap.vocabularies.Hierarchy.v1.TopLevels";
+
+async fn spawn_tree() -> TestApp {
+    let database = TestDb::new().await;
+    let db = Db::connect(&database.url).await.expect("tree database");
+    let create = match db.dialect() {
+        Dialect::MySql => "CREATE TABLE staff (id BIGINT PRIMARY KEY, name VARCHAR(40) NOT NULL, manager_id BIGINT)",
+        _ => "CREATE TABLE staff (id BIGINT PRIMARY KEY, name TEXT NOT NULL, manager_id BIGINT)",
+    };
+    db.execute(db.query(create)).await.expect("create staff");
+    for member in STAFF {
+        let insert = db
+            .query("INSERT INTO staff (id, name, manager_id) VALUES ($1, $2, $3)")
+            .bind(member.id)
+            .bind(member.name.to_owned())
+            .bind(member.manager);
+        db.execute(insert).await.expect("insert a member");
+    }
+    db.close().await;
+    spawn_host_at(database, |figment| {
+        gatehouse_host::rocket(figment.merge(Toml::string(SETS)))
+    })
+    .await
+}
+
+/// `TopLevels` over `Staff` with `rest` (`,Levels=2`, …).
+fn top_levels(rest: &str) -> String {
+    format!(
+        "{TOP}(HierarchyNodes=$root/Staff,HierarchyQualifier='OrgChart',NodeProperty='id'{rest})"
+    )
+}
+
+/// One row as the answer should show it.
+#[derive(Debug, PartialEq)]
+struct Shown {
+    id: i64,
+    depth: i64,
+    drill: &'static str,
+    below: i64,
+}
+
+/// The children of `id`, in sibling order (by key, or by name descending).
+fn children(id: i64, by_name_desc: bool) -> Vec<&'static Member> {
+    let mut found: Vec<&Member> = STAFF
+        .iter()
+        .filter(|s| s.manager == Some(id) && s.id != id)
+        .collect();
+    if by_name_desc {
+        found.sort_by(|a, b| b.name.cmp(a.name));
+    }
+    found
+}
+
+/// The rows `TopLevels` with `levels` (None: all) and `expand` (node,
+/// levels; None: all) shows, in preorder.
+fn expected(levels: Option<i64>, expand: &[(i64, Option<i64>)], by_name_desc: bool) -> Vec<Shown> {
+    fn visit(
+        id: i64,
+        depth: i64,
+        open: i64,
+        expand: &[(i64, Option<i64>)],
+        by_name_desc: bool,
+        out: &mut Vec<Shown>,
+    ) {
+        let open = match expand.iter().find(|(node, _)| *node == id) {
+            Some((_, levels)) => levels.unwrap_or(i64::MAX),
+            None => open,
+        };
+        let kids = children(id, by_name_desc);
+        let drill = match (kids.is_empty(), open > 0) {
+            (true, _) => "leaf",
+            (false, true) => "expanded",
+            (false, false) => "collapsed",
+        };
+        let at = out.len();
+        out.push(Shown {
+            id,
+            depth,
+            drill,
+            below: 0,
+        });
+        if open > 0 {
+            for kid in kids {
+                visit(kid.id, depth + 1, open - 1, expand, by_name_desc, out);
+            }
+        }
+        out[at].below = (out.len() - at - 1) as i64;
+    }
+    let mut roots: Vec<&Member> = STAFF.iter().filter(|s| s.manager.is_none()).collect();
+    if by_name_desc {
+        roots.sort_by(|a, b| b.name.cmp(a.name));
+    }
+    let mut out = Vec::new();
+    for root in roots {
+        visit(
+            root.id,
+            0,
+            levels.map_or(i64::MAX, |l| l - 1),
+            expand,
+            by_name_desc,
+            &mut out,
+        );
+    }
+    out
+}
+
+/// The rows of an answer as [`Shown`], checking `LimitedRank` counts up
+/// from `first`.
+fn shown(rows: &[Value], first: i64) -> Vec<Shown> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, row)| {
+            assert_eq!(row["LimitedRank"].as_i64(), Some(first + i as i64), "{row}");
+            Shown {
+                id: row["id"].as_i64().expect("id"),
+                depth: row["DistanceFromRoot"].as_i64().expect("DistanceFromRoot"),
+                drill: match row["DrillState"].as_str() {
+                    Some("leaf") => "leaf",
+                    Some("expanded") => "expanded",
+                    Some("collapsed") => "collapsed",
+                    other => panic!("DrillState {other:?}"),
+                },
+                below: row["LimitedDescendantCount"]
+                    .as_i64()
+                    .expect("LimitedDescendantCount"),
+            }
+        })
+        .collect()
+}
+
+#[rocket::async_test]
+async fn metadata_names_the_hierarchy_and_its_computed_properties() {
+    let app = spawn_tree().await;
+    let answer = app.get_uri("/odata/$metadata", &[]).await;
+    answer.ok();
+    for needle in [
+        r#"<Annotation Term="Aggregation.RecursiveHierarchy" Qualifier="OrgChart"><Record><PropertyValue Property="NodeProperty" PropertyPath="id"/><PropertyValue Property="ParentNavigationProperty" NavigationPropertyPath="manager"/>"#,
+        r#"<Annotation Term="Hierarchy.RecursiveHierarchy" Qualifier="OrgChart">"#,
+        r#"<PropertyValue Property="DrillState" Path="DrillState"/>"#,
+        r#"<Property Name="LimitedRank" Type="Edm.Int64"><Annotation Term="Core.Computed" Bool="true"/></Property>"#,
+    ] {
+        assert!(answer.body.contains(needle), "{needle}\n{}", answer.body);
+    }
+}
+
+#[rocket::async_test]
+async fn top_levels_come_in_preorder_with_their_drill_states_and_counts() {
+    let app = spawn_tree().await;
+    for (levels, rest) in [(Some(1), ",Levels=1"), (Some(2), ",Levels=2"), (None, "")] {
+        let apply = top_levels(rest);
+        let answer = app
+            .odata(&format!("Staff?$apply={apply}&$count=true"))
+            .await;
+        answer.ok();
+        let rows = answer.value();
+        let want = expected(levels, &[], false);
+        assert_eq!(shown(&rows, 0), want, "Levels {levels:?}: {}", answer.body);
+        assert_eq!(
+            answer.json()["@odata.count"].as_i64(),
+            Some(want.len() as i64)
+        );
+        for row in &rows {
+            let member = STAFF
+                .iter()
+                .find(|s| Some(s.id) == row["id"].as_i64())
+                .expect("a member");
+            assert_eq!(row["name"], member.name);
+        }
+    }
+    // Every level: the rows on cycles are never reached.
+    let answer = app.odata(&format!("Staff?$apply={}", top_levels(""))).await;
+    let ids: Vec<i64> = answer
+        .value()
+        .iter()
+        .filter_map(|r| r["id"].as_i64())
+        .collect();
+    assert!(!ids.iter().any(|id| *id >= 20), "{ids:?}");
+}
+
+#[rocket::async_test]
+async fn expand_levels_expand_and_collapse_nodes_as_ui5_asks() {
+    let app = spawn_tree().await;
+    let cases: [(&str, Vec<(i64, Option<i64>)>); 3] = [
+        (r#"[{"NodeID":"3","Levels":1}]"#, vec![(3, Some(1))]),
+        (r#"[{"NodeID":"1","Levels":0}]"#, vec![(1, Some(0))]),
+        (
+            r#"[{"NodeID":3,"Levels":null},{"NodeID":"2","Levels":0}]"#,
+            vec![(3, None), (2, Some(0))],
+        ),
+    ];
+    for (json, expand) in cases {
+        let apply = top_levels(&format!(",Levels=2,ExpandLevels={json}"));
+        let answer = app.odata(&format!("Staff?$apply={apply}")).await;
+        answer.ok();
+        assert_eq!(
+            shown(&answer.value(), 0),
+            expected(Some(2), &expand, false),
+            "{json}: {}",
+            answer.body
+        );
+    }
+}
+
+#[rocket::async_test]
+async fn a_nodes_children_come_with_their_drill_states_in_the_order_asked() {
+    let app = spawn_tree().await;
+    let answer = app
+        .odata("Staff?$apply=descendants($root/Staff,OrgChart,id,filter(id eq 3),1)&$count=true")
+        .await;
+    answer.ok();
+    let rows = answer.value();
+    let ids: Vec<i64> = rows.iter().filter_map(|r| r["id"].as_i64()).collect();
+    assert_eq!(ids, vec![6, 7]);
+    assert_eq!(rows[0]["DrillState"], "leaf");
+    assert_eq!(rows[1]["DrillState"], "collapsed", "Gus manages Hal");
+    assert_eq!(rows[0]["DistanceFromRoot"].as_i64(), Some(2));
+    assert_eq!(answer.json()["@odata.count"].as_i64(), Some(2));
+
+    let answer = app
+        .odata("Staff?$apply=descendants($root/Staff,OrgChart,id,filter(id eq 1),1)/orderby(name desc)")
+        .await;
+    let ids: Vec<i64> = answer
+        .value()
+        .iter()
+        .filter_map(|r| r["id"].as_i64())
+        .collect();
+    assert_eq!(ids, vec![5, 4, 3]);
+
+    // A node on a cycle has no children to show: it is in no tree.
+    let answer = app
+        .odata("Staff?$apply=descendants($root/Staff,OrgChart,id,filter(id eq 20),1)")
+        .await;
+    answer.ok();
+    assert!(answer.value().is_empty(), "{}", answer.body);
+
+    let apply = format!("orderby(name desc)/{}", top_levels(",Levels=2"));
+    let answer = app.odata(&format!("Staff?$apply={apply}")).await;
+    answer.ok();
+    assert_eq!(shown(&answer.value(), 0), expected(Some(2), &[], true));
+}
+
+#[rocket::async_test]
+async fn a_filtered_tree_keeps_the_matches_and_their_ancestors() {
+    let app = spawn_tree().await;
+    let apply = format!(
+        "ancestors($root/Staff,OrgChart,id,filter(name eq 'Hal' or name eq 'Di'),keep start)/{}",
+        top_levels("")
+    );
+    let answer = app.odata(&format!("Staff?$apply={apply}")).await;
+    answer.ok();
+    let rows = answer.value();
+    let got: Vec<(i64, bool, i64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_i64().expect("id"),
+                r["Matched"].as_bool().expect("Matched"),
+                r["MatchedDescendantCount"]
+                    .as_i64()
+                    .expect("MatchedDescendantCount"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, false, 2),
+            (3, false, 1),
+            (7, false, 1),
+            (8, true, 0),
+            (4, true, 0)
+        ]
+    );
+    assert_eq!(rows[0]["DrillState"], "expanded");
+    assert_eq!(rows[3]["DrillState"], "leaf");
+
+    // Searched, as UI5 writes it.
+    let apply = format!(
+        "ancestors($root/Staff,OrgChart,id,search(Ivy),keep start)/{}",
+        top_levels(",Levels=1")
+    );
+    let answer = app.odata(&format!("Staff?$apply={apply}")).await;
+    answer.ok();
+    let rows = answer.value();
+    assert_eq!(rows.len(), 1, "{}", answer.body);
+    assert_eq!(
+        (rows[0]["id"].as_i64(), rows[0]["DrillState"].as_str()),
+        (Some(2), Some("collapsed"))
+    );
+}
+
+#[rocket::async_test]
+async fn the_tree_pages_counts_and_selects_like_any_rows() {
+    let app = spawn_tree().await;
+    let apply = top_levels("");
+    let want = expected(None, &[], false);
+    let answer = app
+        .odata(&format!("Staff?$apply={apply}&$count=true&$skip=2&$top=3"))
+        .await;
+    answer.ok();
+    assert_eq!(
+        answer.json()["@odata.count"].as_i64(),
+        Some(want.len() as i64)
+    );
+    assert_eq!(shown(&answer.value(), 2), want[2..5]);
+
+    // Server paging: each page one statement, the next link carrying on.
+    let prefer = [("Prefer", "odata.maxpagesize=4")];
+    let mut answer = app
+        .odata_with(
+            &format!("Staff?$apply={apply}&$select=id,LimitedRank"),
+            &prefer,
+        )
+        .await;
+    let mut ids = Vec::new();
+    let mut pages = 0;
+    loop {
+        for row in answer.value() {
+            let fields = row
+                .as_object()
+                .map(|o| o.keys().filter(|k| !k.starts_with('@')).count());
+            assert_eq!(fields, Some(2), "only what $select names: {row}");
+            ids.push(row["id"].as_i64().expect("id"));
+        }
+        pages += 1;
+        let Some(link) = answer.next_link() else {
+            break;
+        };
+        answer = app.follow(&link, &prefer).await;
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(ids, want.iter().map(|s| s.id).collect::<Vec<_>>());
+}
+
+#[rocket::async_test]
+async fn a_wrong_hierarchy_or_parameter_is_refused_naming_it() {
+    let app = spawn_tree().await;
+    let cases = [
+        (
+            format!("{TOP}(HierarchyNodes=$root/Staff,HierarchyQualifier='Other',NodeProperty='id')"),
+            "the hierarchy of Staff is $root/Staff,OrgChart,id",
+        ),
+        (
+            format!("{TOP}(HierarchyNodes=$root/Staff,HierarchyQualifier='OrgChart',NodeProperty='id',Depth=3)"),
+            "the TopLevels parameter Depth is not supported",
+        ),
+        (
+            format!("{}/top(2)", top_levels("")),
+            "top is not supported",
+        ),
+        (
+            "descendants($root/Staff,OrgChart,id,filter(id eq 1),keep start)".to_owned(),
+            "descendants with keep start is not supported",
+        ),
+    ];
+    for (apply, message) in cases {
+        let answer = app.odata(&format!("Staff?$apply={apply}")).await;
+        assert_eq!(answer.status.code, 400, "{apply}: {}", answer.body);
+        let said = answer.json()["error"]["message"].to_string();
+        assert!(said.contains(message), "{apply}: {said}");
+    }
+}

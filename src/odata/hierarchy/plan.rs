@@ -1,0 +1,424 @@
+//! A hierarchy's `$apply` as one recursive statement (`WITH RECURSIVE`) on
+//! every engine, read as a derived set: the set's own properties and the
+//! computed ones, in preorder (`LimitedRank`), so that `$select`, `$count`,
+//! `$top`/`$skip` and server paging apply to it as to any set's rows.
+//!
+//! The caller's scope restricts the nodes first (`nodes`): a node whose
+//! parent is outside it is a root. Siblings are ranked once (`ranked`, by
+//! the `orderby` given, then the key); the tree is walked down from the
+//! roots (or from the start nodes of `descendants`), each row carrying its
+//! depth, its path (each level's rank as eight digits, so that the paths
+//! sort in preorder) and how many levels below it are shown (`Levels` and
+//! `ExpandLevels`). Only nodes reached from a root are read: a cycle in the
+//! data has no root and is never followed; the depth is bounded by
+//! [`MAX_DEPTH`].
+
+use super::super::model::{Derived, Model};
+use super::super::model::{EdmType, EntitySet, Hierarchy, NavigationKind, Property};
+use super::super::query::{
+    Direction, ExpandLevel, OrderItem, Path, Related, TopLevels, Transformation,
+};
+use super::super::resolve::QueryError;
+use super::super::scopes::Scopes;
+use super::super::sql::search_condition;
+use super::super::sql_expr::Writer;
+use super::super::typed::check_condition;
+use crate::db::{Bind, Dialect, SqlType};
+
+const TARGET: &str = "$apply";
+
+/// The deepest level read below a root (or a start node).
+pub const MAX_DEPTH: u32 = 1000;
+
+/// Levels shown below a node when every level is (`Levels` left out, or an
+/// `ExpandLevels` entry's `null`).
+const ALL: i64 = 1_000_000_000;
+
+/// What one hierarchy `$apply` asks.
+struct Asked<'a> {
+    /// `ancestors(…,keep start)` before `TopLevels`: the tree of the nodes
+    /// its sequence picks and their ancestors.
+    ancestors: Option<&'a Related>,
+    /// `TopLevels(…)`, or `descendants(…)`.
+    shape: Shape<'a>,
+    /// The siblings' order.
+    order: &'a [OrderItem],
+}
+
+enum Shape<'a> {
+    TopLevels(&'a TopLevels),
+    Descendants(&'a Related),
+}
+
+/// Whether `steps` use the hierarchy functions.
+pub(crate) fn is_hierarchy(steps: &[Transformation]) -> bool {
+    steps
+        .iter()
+        .any(|s| matches!(s, Transformation::TopLevels(_) | Transformation::Related(_)))
+}
+
+/// The rows a hierarchy `$apply` of `set` makes, as a derived set, and
+/// their order (preorder: `LimitedRank`).
+pub(crate) fn derive<'m>(
+    model: &'m Model,
+    set: &'m EntitySet,
+    steps: &[Transformation],
+    scopes: &'m Scopes<'m>,
+    dialect: Dialect,
+) -> Result<(EntitySet, Vec<OrderItem>), QueryError> {
+    let asked = asked(steps)?;
+    let Some(hierarchy) = &set.hierarchy else {
+        let msg = format!("{} has no hierarchy", set.name);
+        return Err(QueryError::new("invalid_apply", TARGET, msg));
+    };
+    let names = match &asked.shape {
+        Shape::TopLevels(t) => (&t.nodes, &t.qualifier, &t.node_property),
+        Shape::Descendants(r) => (&r.nodes, &r.qualifier, &r.node_property),
+    };
+    let related = asked
+        .ancestors
+        .map(|r| (&r.nodes, &r.qualifier, &r.node_property));
+    for (nodes, qualifier, node_property) in [Some(names), related].into_iter().flatten() {
+        if *nodes != set.name || *qualifier != hierarchy.qualifier || *node_property != set.key {
+            let msg = format!(
+                "the hierarchy of {} is $root/{},{},{}",
+                set.name, set.name, hierarchy.qualifier, set.key
+            );
+            return Err(QueryError::new("invalid_apply", TARGET, msg));
+        }
+    }
+    let statement = Statement::new(model, set, hierarchy, scopes, dialect)?;
+    let (text, binds) = statement.text(&asked)?;
+    let mut rows = set.clone();
+    rows.hierarchy = None;
+    for (name, edm_type) in Hierarchy::COMPUTED {
+        rows.properties.push(Property {
+            name: name.to_owned(),
+            column: name.to_owned(),
+            edm_type,
+            nullable: true,
+        });
+    }
+    rows.derived = Some(Derived {
+        text,
+        binds,
+        branches: Vec::new(),
+    });
+    let order = vec![OrderItem {
+        path: Path::single("LimitedRank"),
+        descending: false,
+    }];
+    Ok((rows, order))
+}
+
+/// The steps' shape: `[ancestors(…,keep start)/][orderby(…)/]TopLevels(…)`
+/// or `descendants(…)[/orderby(…)]`.
+fn asked(steps: &[Transformation]) -> Result<Asked<'_>, QueryError> {
+    let refuse = |what: &str| {
+        let msg = format!(
+            "{what} is not supported: [ancestors(…,keep start)/][orderby(…)/]TopLevels(…), or descendants(…)[/orderby(…)]"
+        );
+        Err(QueryError::new("apply_unsupported", TARGET, msg))
+    };
+    let mut ancestors = None;
+    let mut order: &[OrderItem] = &[];
+    let mut shape = None;
+    for step in steps {
+        match (step, &shape) {
+            (Transformation::Related(r), None)
+                if r.direction == Direction::Ancestors && ancestors.is_none() =>
+            {
+                if !r.keep_start || r.distance.is_some() {
+                    return refuse("ancestors without keep start, or with a distance");
+                }
+                ancestors = Some(r);
+            }
+            (Transformation::OrderBy(items), _) if order.is_empty() => order = items,
+            (Transformation::TopLevels(t), None) => shape = Some(Shape::TopLevels(t)),
+            (Transformation::Related(r), None)
+                if r.direction == Direction::Descendants && ancestors.is_none() =>
+            {
+                if r.keep_start {
+                    return refuse("descendants with keep start");
+                }
+                shape = Some(Shape::Descendants(r))
+            }
+            (Transformation::Identity, _) => {}
+            (other, _) => {
+                let text = other.to_string();
+                return refuse(text.split('(').next().unwrap_or_default());
+            }
+        }
+    }
+    match shape {
+        Some(shape) => Ok(Asked {
+            ancestors,
+            shape,
+            order,
+        }),
+        None => refuse("ancestors without TopLevels"),
+    }
+}
+
+/// The pieces of a set's recursive statement.
+struct Statement<'m> {
+    model: &'m Model,
+    set: &'m EntitySet,
+    dialect: Dialect,
+    w: Writer<'m>,
+    /// The key and parent columns, quoted.
+    key: String,
+    parent: String,
+    key_property: &'m Property,
+}
+
+impl<'m> Statement<'m> {
+    fn new(
+        model: &'m Model,
+        set: &'m EntitySet,
+        hierarchy: &Hierarchy,
+        scopes: &'m Scopes<'m>,
+        dialect: Dialect,
+    ) -> Result<Self, QueryError> {
+        let parent = set
+            .navigations
+            .iter()
+            .find(|n| n.name == hierarchy.parent)
+            .and_then(|n| match &n.kind {
+                NavigationKind::ToOne { column } => Some(column.clone()),
+                NavigationKind::ToMany { .. } => None,
+            });
+        let (Some(parent), Some(key_property)) = (parent, set.key_property()) else {
+            let msg = format!("the hierarchy of {} has no parent column", set.name);
+            return Err(QueryError::new("invalid_apply", TARGET, msg));
+        };
+        Ok(Self {
+            model,
+            set,
+            dialect,
+            w: Writer::new(set, dialect).with_scopes(Some(scopes)),
+            key: dialect.quote(&key_property.column),
+            parent: dialect.quote(&parent),
+            key_property,
+        })
+    }
+
+    /// A rank as one level of a path: eight digits.
+    fn level(&self, rank: &str) -> String {
+        match self.dialect {
+            Dialect::MySql => format!("CAST({rank} + 10000000 AS CHAR(8000))"),
+            _ => format!("CAST({rank} + 10000000 AS TEXT)"),
+        }
+    }
+
+    /// The levels shown below a node whose key is `key` when `otherwise`
+    /// would be: its `ExpandLevels` entry, if it has one.
+    fn open(&mut self, expand: &[ExpandLevel], key: &str, otherwise: &str) -> String {
+        if expand.is_empty() {
+            return otherwise.to_owned();
+        }
+        let mut arms = String::new();
+        for entry in expand {
+            let value = self.node_value(&entry.node);
+            let levels = entry
+                .levels
+                .map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
+            arms.push_str(&format!(" WHEN {key} = {value} THEN {levels}"));
+        }
+        format!("CASE{arms} ELSE {otherwise} END")
+    }
+
+    /// An `ExpandLevels` node value bound as the key's type.
+    fn node_value(&mut self, node: &serde_json::Value) -> String {
+        let integer_key = matches!(
+            self.key_property.edm_type,
+            EdmType::Int16 | EdmType::Int32 | EdmType::Int64
+        );
+        let bind = match node {
+            serde_json::Value::Number(n) if integer_key => {
+                Bind::Int(n.as_i64().unwrap_or_default())
+            }
+            serde_json::Value::String(s) if integer_key => match s.parse::<i64>() {
+                Ok(n) => Bind::Int(n),
+                Err(_) => Bind::Text(s.clone()),
+            },
+            serde_json::Value::String(s) => Bind::Text(s.clone()),
+            other => Bind::Text(other.to_string()),
+        };
+        self.w.bind(bind)
+    }
+
+    /// The condition of a `filter`/`search` sequence over `t0`.
+    fn picked(&mut self, start: &[Transformation]) -> Result<String, QueryError> {
+        let mut typed = Vec::new();
+        let mut wheres = Vec::new();
+        for step in start {
+            match step {
+                Transformation::Filter(expr) => {
+                    typed.push(check_condition(self.model, self.set, expr, TARGET)?)
+                }
+                Transformation::Search(search) => {
+                    let searched: Vec<&Property> = self.set.searchable_properties().collect();
+                    if searched.is_empty() {
+                        let msg = format!("{} cannot be searched", self.set.name);
+                        return Err(QueryError::new("search_unsupported", TARGET, msg));
+                    }
+                    wheres.push(search_condition(&mut self.w, &searched, search));
+                }
+                _ => {}
+            }
+        }
+        let all: Vec<_> = typed.iter().collect();
+        wheres.extend(self.w.condition(&all)?);
+        Ok(match wheres.is_empty() {
+            true => "1 = 1".to_owned(),
+            false => wheres.join(" AND "),
+        })
+    }
+
+    /// The siblings' order, for `ROW_NUMBER()`, over alias `t0`.
+    fn sibling_order(&self, order: &[OrderItem]) -> Result<String, QueryError> {
+        let t0 = self.w.root_alias();
+        let mut terms = Vec::new();
+        for item in order {
+            let name = item.path.to_string();
+            let Some(property) = self.set.find_property(&name) else {
+                let msg = format!(
+                    "{} has no property '{name}' to order siblings by",
+                    self.set.name
+                );
+                return Err(QueryError::new("unknown_property", TARGET, msg));
+            };
+            let expr = self.w.property(&t0, property);
+            terms.push(
+                self.dialect
+                    .order_term(&expr, item.descending, property.nullable),
+            );
+        }
+        terms.push(format!("{t0}.{}", self.key));
+        Ok(terms.join(", "))
+    }
+
+    /// The statement and its binds.
+    fn text(mut self, asked: &Asked<'_>) -> Result<(String, Vec<Bind>), QueryError> {
+        let d = self.dialect;
+        let (key, parent) = (self.key.clone(), self.parent.clone());
+        let t0 = self.w.root_alias();
+        let scope = match self.w.root_scope()? {
+            Some(scope) => self.w.condition(&[scope])?,
+            None => None,
+        };
+        let scoped = scope.map(|c| format!(" WHERE {c}")).unwrap_or_default();
+        let mut ctes = vec![format!(
+            "gh_scoped AS (SELECT {t0}.* FROM {} AS {t0}{scoped})",
+            d.quote(&self.set.table)
+        )];
+        // The nodes the tree is made of: all in scope, or those an
+        // `ancestors` picks and their ancestors.
+        let mut source = "gh_scoped";
+        let filtered = match asked.ancestors {
+            Some(related) => {
+                let picked = self.picked(&related.start.0)?;
+                ctes.push(format!("gh_matched AS (SELECT {t0}.{key} AS gh_key FROM gh_scoped AS {t0} WHERE {picked})"));
+                ctes.push(format!(
+                    "gh_up (gh_start, gh_key, gh_parent, gh_up) AS (\
+                     SELECT n.{key}, n.{key}, n.{parent}, 0 FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_matched) \
+                     UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM gh_up u JOIN gh_scoped p ON p.{key} = u.gh_parent \
+                     WHERE u.gh_up < {MAX_DEPTH})"
+                ));
+                ctes.push(format!(
+                    "gh_kept AS (SELECT n.* FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_up))"
+                ));
+                source = "gh_kept";
+                true
+            }
+            None => false,
+        };
+        let order = self.sibling_order(asked.order)?;
+        ctes.push(format!(
+            "gh_ranked AS (SELECT {t0}.*, ROW_NUMBER() OVER (PARTITION BY {t0}.{parent} ORDER BY {order}) AS gh_sibling FROM {source} AS {t0})"
+        ));
+        let (anchor, depth0, open0, step_open) = match &asked.shape {
+            Shape::TopLevels(top) => {
+                let levels = top
+                    .levels
+                    .map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
+                let root_open = self.open(
+                    &top.expand_levels,
+                    &format!("r.{key}"),
+                    &format!("{}", levels - 1),
+                );
+                let child_open =
+                    self.open(&top.expand_levels, &format!("c.{key}"), "p.gh_open - 1");
+                let roots = format!(
+                    "r.{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = r.{parent})"
+                );
+                (roots, "0".to_owned(), root_open, child_open)
+            }
+            Shape::Descendants(related) => {
+                let picked = self.picked(&related.start.0)?;
+                ctes.push(format!("gh_start AS (SELECT {t0}.{key} AS gh_key FROM gh_scoped AS {t0} WHERE {picked})"));
+                // A start node counts only when it is reached from a root.
+                ctes.push(format!(
+                    "gh_up (gh_start, gh_key, gh_parent, gh_up) AS (\
+                     SELECT n.{key}, n.{key}, n.{parent}, 0 FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_start) \
+                     UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM gh_up u JOIN gh_scoped p ON p.{key} = u.gh_parent \
+                     WHERE u.gh_up < {MAX_DEPTH})"
+                ));
+                ctes.push(format!(
+                    "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_up u \
+                     WHERE u.gh_parent IS NULL OR NOT EXISTS (SELECT 1 FROM gh_scoped k WHERE k.{key} = u.gh_parent) \
+                     GROUP BY u.gh_start)"
+                ));
+                let below = related
+                    .distance
+                    .map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
+                let anchor = format!("r.{parent} IN (SELECT gh_start FROM gh_rooted)");
+                let depth0 = format!(
+                    "(SELECT s.gh_depth + 1 FROM gh_rooted s WHERE s.gh_start = r.{parent})"
+                );
+                (
+                    anchor,
+                    depth0,
+                    format!("{}", below - 1),
+                    "p.gh_open - 1".to_owned(),
+                )
+            }
+        };
+        let path0 = self.level("r.gh_sibling");
+        let path_step = d.concat("p.gh_path", &self.level("c.gh_sibling"));
+        ctes.push(format!(
+            "gh_tree (gh_key, gh_depth, gh_path, gh_open) AS (\
+             SELECT r.{key}, {depth0}, {path0}, {open0} FROM gh_ranked r WHERE {anchor} \
+             UNION ALL SELECT c.{key}, p.gh_depth + 1, {path_step}, {step_open} \
+             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.gh_key \
+             WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
+        ));
+        let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = n.{key})");
+        // Paths are digits only: bytes and characters count alike.
+        let below = "(SELECT COUNT(*) FROM gh_tree b WHERE b.gh_depth > t.gh_depth \
+                     AND SUBSTR(b.gh_path, 1, LENGTH(t.gh_path)) = t.gh_path)";
+        let (matched, matched_below) = match filtered {
+            true => (
+                format!("CASE WHEN n.{key} IN (SELECT gh_key FROM gh_matched) THEN {} ELSE {} END", "TRUE", "FALSE"),
+                format!("(SELECT COUNT(DISTINCT u.gh_start) FROM gh_up u WHERE u.gh_key = n.{key} AND u.gh_up > 0)"),
+            ),
+            false => (d.null_of(SqlType::Boolean), d.null_of(SqlType::Int64)),
+        };
+        let q = |name: &str| d.quote(name);
+        let select = format!(
+            "SELECT n.*, t.gh_depth AS {}, \
+             CASE WHEN {leaf} THEN 'leaf' WHEN t.gh_open > 0 THEN 'expanded' ELSE 'collapsed' END AS {}, \
+             {below} AS {}, ROW_NUMBER() OVER (ORDER BY t.gh_path) - 1 AS {}, {matched} AS {}, {matched_below} AS {} \
+             FROM gh_tree t JOIN {source} n ON n.{key} = t.gh_key",
+            q("DistanceFromRoot"),
+            q("DrillState"),
+            q("LimitedDescendantCount"),
+            q("LimitedRank"),
+            q("Matched"),
+            q("MatchedDescendantCount"),
+        );
+        let text = format!("WITH RECURSIVE {} {select}", ctes.join(", "));
+        Ok((text, self.w.binds))
+    }
+}
