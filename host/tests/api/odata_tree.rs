@@ -83,6 +83,10 @@ fn top_levels(rest: &str) -> String {
     )
 }
 
+/// `ExpandLevels` as pairs: a node, and the levels shown below it (None:
+/// all).
+type Expanded = Vec<(i64, Option<i64>)>;
+
 /// One row as the answer should show it.
 #[derive(Debug, PartialEq)]
 struct Shown {
@@ -233,7 +237,7 @@ async fn top_levels_come_in_preorder_with_their_drill_states_and_counts() {
 #[rocket::async_test]
 async fn expand_levels_expand_and_collapse_nodes_as_ui5_asks() {
     let app = spawn_tree().await;
-    let cases: [(&str, Vec<(i64, Option<i64>)>); 3] = [
+    let cases: [(&str, Expanded); 3] = [
         (r#"[{"NodeID":"3","Levels":1}]"#, vec![(3, Some(1))]),
         (r#"[{"NodeID":"1","Levels":0}]"#, vec![(1, Some(0))]),
         (
