@@ -189,7 +189,16 @@ async fn signed_in_callers_see_the_sets_they_may_read() {
         .map(|s| s["name"].as_str().unwrap())
         .collect();
     names.sort_unstable();
-    assert_eq!(names, ["Organisations", "SecurityEvents", "Teams", "Users"]);
+    assert_eq!(
+        names,
+        [
+            "Employees",
+            "Organisations",
+            "SecurityEvents",
+            "Teams",
+            "Users"
+        ]
+    );
     let metadata = w.app.odata_as(&token, "$metadata", &[]).await;
     assert!(metadata.ok().body.contains(r#"<EntitySet Name="Users""#));
 }

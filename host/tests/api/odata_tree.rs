@@ -417,3 +417,104 @@ async fn a_wrong_hierarchy_or_parameter_is_refused_naming_it() {
         assert!(said.contains(message), "{apply}: {said}");
     }
 }
+
+/// Adds employee `id` of `org`, managed by `manager`.
+async fn employee(app: &TestApp, id: i64, org: i64, manager: Option<i64>, name: &str) {
+    let insert = app
+        .db
+        .query(
+            "INSERT INTO employees (id, organisation_id, manager_id, name, title) \
+             VALUES ($1, $2, $3, $4, 'Engineer')",
+        )
+        .bind(id)
+        .bind(org)
+        .bind(manager)
+        .bind(name.to_owned());
+    app.execute(insert).await;
+}
+
+/// The rows of `apply` over `Employees` as (id, drill state, distance,
+/// descendants shown), and `@odata.count`.
+async fn chart(app: &TestApp, apply: &str) -> (Vec<(i64, String, i64, i64)>, Option<i64>) {
+    let answer = app
+        .odata(&format!("Employees?$apply={apply}&$count=true"))
+        .await;
+    answer.ok();
+    let rows = answer
+        .value()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_i64().expect("id"),
+                r["DrillState"].as_str().unwrap_or_default().to_owned(),
+                r["DistanceFromRoot"].as_i64().expect("distance"),
+                r["LimitedDescendantCount"].as_i64().expect("count"),
+            )
+        })
+        .collect();
+    (rows, answer.json()["@odata.count"].as_i64())
+}
+
+#[rocket::async_test]
+async fn the_callers_scope_cuts_the_tree_before_anything_is_computed() {
+    let app = crate::helpers::spawn_app().await;
+    let (alpha, beta) = (
+        app.organisation("Alpha").await,
+        app.organisation("Beta").await,
+    );
+    let alice = app
+        .create_user("alice@example.org", crate::helpers::PASSWORD)
+        .await;
+    let bob = app
+        .create_user("bob@example.org", crate::helpers::PASSWORD)
+        .await;
+    for (org, user) in [(alpha, alice), (beta, bob)] {
+        let join = app
+            .db
+            .query("INSERT INTO organisation_user (organisation_id, user_id) VALUES ($1, $2)")
+            .bind(org)
+            .bind(user);
+        app.execute(join).await;
+    }
+    // Alpha's chart reaches into Beta: Dev (Beta) reports to Lead (Alpha).
+    employee(&app, 1, alpha, None, "Root").await;
+    employee(&app, 2, alpha, Some(1), "Lead").await;
+    employee(&app, 3, beta, Some(2), "Dev").await;
+    employee(&app, 4, beta, Some(3), "Intern").await;
+    employee(&app, 5, beta, None, "Solo").await;
+    let apply = format!(
+        "{TOP}(HierarchyNodes=$root/Employees,HierarchyQualifier='OrgChart',NodeProperty='id')"
+    );
+    let guest = app.odata(&format!("Employees?$apply={apply}")).await;
+    assert_eq!(guest.status.code, 401, "{}", guest.body);
+
+    assert_eq!(
+        app.login("alice@example.org", crate::helpers::PASSWORD)
+            .await
+            .code,
+        200
+    );
+    let (rows, count) = chart(&app, &apply).await;
+    let lead_is_a_leaf = vec![
+        (1, "expanded".to_owned(), 0, 1),
+        (2, "leaf".to_owned(), 1, 0),
+    ];
+    assert_eq!(rows, lead_is_a_leaf, "Beta's people are not Alice's to see");
+    assert_eq!(count, Some(2));
+    app.logout().await;
+
+    assert_eq!(
+        app.login("bob@example.org", crate::helpers::PASSWORD)
+            .await
+            .code,
+        200
+    );
+    let (rows, count) = chart(&app, &apply).await;
+    let dev_is_a_root = vec![
+        (3, "expanded".to_owned(), 0, 1),
+        (4, "leaf".to_owned(), 1, 0),
+        (5, "leaf".to_owned(), 0, 0),
+    ];
+    assert_eq!(rows, dev_is_a_root, "a manager out of scope makes a root");
+    assert_eq!(count, Some(3));
+}

@@ -89,8 +89,10 @@ pub(crate) fn derive<'m>(
     }
     let statement = Statement::new(model, set, hierarchy, scopes, dialect)?;
     let (text, binds) = statement.text(&asked)?;
+    // The scope is applied inside the statement, before the tree is made.
     let mut rows = set.clone();
     rows.hierarchy = None;
+    rows.scope = None;
     for (name, edm_type) in Hierarchy::COMPUTED {
         rows.properties.push(Property {
             name: name.to_owned(),
@@ -335,8 +337,15 @@ impl<'m> Statement<'m> {
             None => false,
         };
         let order = self.sibling_order(asked.order)?;
+        // A root is a node without a parent among the nodes; the roots are
+        // ranked as siblings of one another.
+        let root = format!(
+            "({t0}.{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = {t0}.{parent}))"
+        );
         ctes.push(format!(
-            "gh_ranked AS (SELECT {t0}.*, ROW_NUMBER() OVER (PARTITION BY {t0}.{parent} ORDER BY {order}) AS gh_sibling FROM {source} AS {t0})"
+            "gh_ranked AS (SELECT {t0}.*, CASE WHEN {root} THEN 1 ELSE 0 END AS gh_root, \
+             ROW_NUMBER() OVER (PARTITION BY CASE WHEN {root} THEN NULL ELSE {t0}.{parent} END ORDER BY {order}) AS gh_sibling \
+             FROM {source} AS {t0})"
         ));
         let (anchor, depth0, open0, step_open) = match &asked.shape {
             Shape::TopLevels(top) => {
@@ -350,10 +359,12 @@ impl<'m> Statement<'m> {
                 );
                 let child_open =
                     self.open(&top.expand_levels, &format!("c.{key}"), "p.gh_open - 1");
-                let roots = format!(
-                    "r.{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = r.{parent})"
-                );
-                (roots, "0".to_owned(), root_open, child_open)
+                (
+                    "r.gh_root = 1".to_owned(),
+                    "0".to_owned(),
+                    root_open,
+                    child_open,
+                )
             }
             Shape::Descendants(related) => {
                 let picked = self.picked(&related.start.0)?;
