@@ -3,7 +3,10 @@
 //! Gatehouse: a list with `$count`, a filter, a sorter, `$expand` and a
 //! second page, and one entity — with the model's default settings (reads
 //! bundled into `POST /odata/$batch`) and with batching off (`$direct`).
-//! Both must read exactly the rows the data holds.
+//! Both must read exactly the rows the data holds. A table grouped by UI5
+//! (`$$aggregation` with groups and totals), and a tree as UI5's tree table
+//! reads it (`$$aggregation` with a hierarchy: the top level, a node
+//! expanded and collapsed, a later page of a long level, a filtered tree).
 //!
 //! The host is the reference host, in this process, with two public sets
 //! over tables of the test's own and OpenUI5's sources served beside them.
@@ -44,7 +47,75 @@ navigation = { category = { target = "Categories", column = "category_id" } }
 [odata.sets.Categories]
 table = "ui5_categories"
 public = true
+
+[odata.sets.Org]
+table = "ui5_org"
+public = true
+searchable = ["name"]
+navigation = { manager = { target = "Org", column = "manager_id" } }
+hierarchy = { qualifier = "OrgChart", parent = "manager" }
 "#;
+
+/// Rows of `ui5_org`: (id, name, manager). One chief with a long level of
+/// 30 reports (ids 2–31), the first three with two reports each, and a
+/// second root.
+fn org() -> Vec<(i64, String, Option<i64>)> {
+    let mut rows = vec![
+        (1, "chief".to_owned(), None),
+        (100, "other root".to_owned(), None),
+    ];
+    rows.extend((2..=31).map(|id| (id, format!("report {id:02}"), Some(1))));
+    for lead in 2..=4 {
+        rows.extend((0..2).map(|n| (40 + lead * 2 + n, format!("member {lead}-{n}"), Some(lead))));
+    }
+    rows
+}
+
+/// The page of a tree as UI5's tree table reads it (`$$aggregation` with a
+/// hierarchy): the top level, the chief expanded, a later page of the long
+/// level, the chief collapsed again, and a filtered tree (its top level);
+/// left in
+/// `window.ui5Result`.
+const TREE_PAGE: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>OData V4 model, a tree</title>
+<script id="sap-ui-bootstrap" src="/resources/sap-ui-core.js"
+  data-sap-ui-async="true" data-sap-ui-compat-version="edge"></script>
+<script>
+sap.ui.require([
+  "sap/ui/model/odata/v4/ODataModel", "sap/ui/model/Filter", "sap/ui/model/FilterOperator"
+], function (ODataModel, Filter, FilterOperator) {
+  var model = new ODataModel({ serviceUrl: "/odata/", operationMode: "Server", autoExpandSelect: true });
+  var list = model.bindList("/Org", undefined, [], [], {
+    $count: true, $select: "id,name",
+    $$aggregation: { hierarchyQualifier: "OrgChart", expandTo: 1 }
+  });
+  var rows = function (contexts) {
+    return contexts.map(function (c) {
+      return { id: c.getProperty("id"), name: c.getProperty("name"),
+        level: c.getProperty("@$ui5.node.level"), expanded: c.getProperty("@$ui5.node.isExpanded") };
+    });
+  };
+  (async function () {
+    var top = rows(await list.requestContexts(0, 10));
+    var count = list.getHeaderContext().getProperty("$count");
+    var chief = (await list.requestContexts(0, 10))[0];
+    await chief.expand();
+    var expanded = rows(await list.requestContexts(0, 10));
+    var later = rows(await list.requestContexts(25, 10));
+    chief.collapse();
+    var collapsed = rows(await list.requestContexts(0, 10));
+    list.filter(new Filter("name", FilterOperator.EQ, "member 3-1"));
+    var filtered = rows(await list.requestContexts(0, 10));
+    window.ui5Result = { top: top, count: count, expanded: expanded, later: later,
+      collapsed: collapsed, filtered: filtered };
+  })().catch(function (e) { window.ui5Result = { error: String(e && e.message || e) }; });
+});
+</script></head><body></body></html>"#;
+
+#[rocket::get("/ui5-tree")]
+fn tree_page() -> RawHtml<&'static str> {
+    RawHtml(TREE_PAGE)
+}
 
 /// The page that drives the model: reads as `?group=` says, then leaves
 /// what it read (or the error) in `window.ui5Result`.
@@ -156,6 +227,7 @@ async fn fill(db: &TestDb) {
         "CREATE TABLE ui5_categories (id INTEGER PRIMARY KEY, name VARCHAR(40) NOT NULL)",
         "CREATE TABLE ui5_items (id INTEGER PRIMARY KEY, name VARCHAR(40) NOT NULL, \
          category_id INTEGER REFERENCES ui5_categories (id), price INTEGER)",
+        "CREATE TABLE ui5_org (id INTEGER PRIMARY KEY, name VARCHAR(40) NOT NULL, manager_id INTEGER)",
     ] {
         db.execute(db.query(sql)).await.expect(sql);
     }
@@ -177,6 +249,12 @@ async fn fill(db: &TestDb) {
         .await
         .expect("item");
     }
+    for (id, name, manager) in org() {
+        let insert = "INSERT INTO ui5_org (id, name, manager_id) VALUES ($1, $2, $3)";
+        db.execute(db.query(insert).bind(id).bind(name).bind(manager))
+            .await
+            .expect("org member");
+    }
     db.close().await;
 }
 
@@ -186,7 +264,7 @@ async fn serve(db: &TestDb, ui5: PathBuf) -> (String, rocket::Shutdown) {
     let (figment, base) = common::served_figment(&db.url, SETS);
     let rocket = gatehouse_host::rocket(figment)
         .mount("/resources", FileServer::from(ui5))
-        .mount("/", rocket::routes![page, aggregation_page])
+        .mount("/", rocket::routes![page, aggregation_page, tree_page])
         .ignite()
         .await
         .expect("the host ignites");
@@ -337,6 +415,64 @@ async fn a_table_grouped_by_ui5_shows_the_groups_sums_and_grand_total() {
         assert_eq!(number(&row["Total"]), item.3 as f64, "{row}");
     }
     assert_eq!(expanded[2 + members.len()]["level"], json!(1), "{read}");
+    drop(browser);
+    shutdown.notify();
+}
+
+/// `(id, level, expanded)` of each row read.
+fn tree_rows(rows: &Value) -> Vec<(i64, i64, Value)> {
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            let id = match &r["id"] {
+                Value::String(s) => s.parse().expect("an id"),
+                other => other.as_i64().expect("an id"),
+            };
+            (
+                id,
+                r["level"].as_i64().expect("a level"),
+                r["expanded"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_tree_read_as_ui5s_tree_table_reads_it_expands_collapses_pages_and_filters() {
+    let Some((_db, browser, shutdown)) = open().await else {
+        return;
+    };
+    let read = read_page(&browser, "/ui5-tree").await;
+    assert!(read.get("error").is_none(), "{read}");
+    // The top level: both roots, the chief collapsed, the other a leaf.
+    let top = vec![(1, 1, json!(false)), (100, 1, Value::Null)];
+    assert_eq!(tree_rows(&read["top"]), top, "{read}");
+    assert_eq!(number(&read["count"]), org().len() as f64, "{read}");
+    // The chief expanded: its 30 reports under it, in key order.
+    let expanded = tree_rows(&read["expanded"]);
+    assert_eq!(expanded[0], (1, 1, json!(true)), "{read}");
+    let reports: Vec<i64> = expanded[1..].iter().map(|r| r.0).collect();
+    assert_eq!(reports, (2..=10).collect::<Vec<_>>(), "{read}");
+    assert_eq!(
+        expanded[1],
+        (2, 2, json!(false)),
+        "a lead with reports, collapsed: {read}"
+    );
+    assert_eq!(expanded[9], (10, 2, Value::Null), "a leaf: {read}");
+    // Paging down the long level: rows 25 on (reports 26–31), then the
+    // other root.
+    let later = tree_rows(&read["later"]);
+    let ids: Vec<i64> = later.iter().map(|r| r.0).collect();
+    assert_eq!(ids, vec![26, 27, 28, 29, 30, 31, 100], "{read}");
+    // Collapsed again: the top level.
+    assert_eq!(tree_rows(&read["collapsed"]), top, "{read}");
+    // Filtered: the top of the tree that leads to the match.
+    assert_eq!(
+        tree_rows(&read["filtered"]),
+        vec![(1, 1, json!(false))],
+        "{read}"
+    );
     drop(browser);
     shutdown.notify();
 }

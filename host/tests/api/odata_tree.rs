@@ -331,6 +331,26 @@ async fn a_filtered_tree_keeps_the_matches_and_their_ancestors() {
     assert_eq!(rows[0]["DrillState"], "expanded");
     assert_eq!(rows[3]["DrillState"], "leaf");
 
+    // A node of the filtered tree expanded, as UI5 asks for it: its
+    // children on the way to a match only.
+    let apply = "ancestors($root/Staff,OrgChart,id,filter(name eq 'Hal'),keep start)/\
+                 descendants($root/Staff,OrgChart,id,filter(id eq 1),1)";
+    let answer = app
+        .odata(&format!("Staff?$apply={apply}&$count=true"))
+        .await;
+    answer.ok();
+    let children: Vec<(i64, String)> = answer
+        .value()
+        .iter()
+        .map(|r| (r["id"].as_i64().expect("id"), r["DrillState"].to_string()))
+        .collect();
+    assert_eq!(
+        children,
+        vec![(3, "\"collapsed\"".to_owned())],
+        "{}",
+        answer.body
+    );
+
     // Searched, as UI5 writes it.
     let apply = format!(
         "ancestors($root/Staff,OrgChart,id,search(Ivy),keep start)/{}",

@@ -113,12 +113,12 @@ pub(crate) fn derive<'m>(
     Ok((rows, order))
 }
 
-/// The steps' shape: `[ancestors(…,keep start)/][orderby(…)/]TopLevels(…)`
-/// or `descendants(…)[/orderby(…)]`.
+/// The steps' shape: `[ancestors(…,keep start)/]` then
+/// `[orderby(…)/]TopLevels(…)` or `descendants(…)[/orderby(…)]`.
 fn asked(steps: &[Transformation]) -> Result<Asked<'_>, QueryError> {
     let refuse = |what: &str| {
         let msg = format!(
-            "{what} is not supported: [ancestors(…,keep start)/][orderby(…)/]TopLevels(…), or descendants(…)[/orderby(…)]"
+            "{what} is not supported: [ancestors(…,keep start)/] then [orderby(…)/]TopLevels(…) or descendants(…)[/orderby(…)]"
         );
         Err(QueryError::new("apply_unsupported", TARGET, msg))
     };
@@ -137,9 +137,7 @@ fn asked(steps: &[Transformation]) -> Result<Asked<'_>, QueryError> {
             }
             (Transformation::OrderBy(items), _) if order.is_empty() => order = items,
             (Transformation::TopLevels(t), None) => shape = Some(Shape::TopLevels(t)),
-            (Transformation::Related(r), None)
-                if r.direction == Direction::Descendants && ancestors.is_none() =>
-            {
+            (Transformation::Related(r), None) if r.direction == Direction::Descendants => {
                 if r.keep_start {
                     return refuse("descendants with keep start");
                 }
@@ -368,17 +366,19 @@ impl<'m> Statement<'m> {
             }
             Shape::Descendants(related) => {
                 let picked = self.picked(&related.start.0)?;
-                ctes.push(format!("gh_start AS (SELECT {t0}.{key} AS gh_key FROM gh_scoped AS {t0} WHERE {picked})"));
+                ctes.push(format!(
+                    "gh_start AS (SELECT {t0}.{key} AS gh_key FROM {source} AS {t0} WHERE {picked})"
+                ));
                 // A start node counts only when it is reached from a root.
                 ctes.push(format!(
-                    "gh_up (gh_start, gh_key, gh_parent, gh_up) AS (\
-                     SELECT n.{key}, n.{key}, n.{parent}, 0 FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_start) \
-                     UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM gh_up u JOIN gh_scoped p ON p.{key} = u.gh_parent \
+                    "gh_rootward (gh_start, gh_key, gh_parent, gh_up) AS (\
+                     SELECT n.{key}, n.{key}, n.{parent}, 0 FROM {source} n WHERE n.{key} IN (SELECT gh_key FROM gh_start) \
+                     UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM gh_rootward u JOIN {source} p ON p.{key} = u.gh_parent \
                      WHERE u.gh_up < {MAX_DEPTH})"
                 ));
                 ctes.push(format!(
-                    "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_up u \
-                     WHERE u.gh_parent IS NULL OR NOT EXISTS (SELECT 1 FROM gh_scoped k WHERE k.{key} = u.gh_parent) \
+                    "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
+                     WHERE u.gh_parent IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = u.gh_parent) \
                      GROUP BY u.gh_start)"
                 ));
                 let below = related
