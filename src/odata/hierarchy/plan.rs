@@ -3,13 +3,14 @@
 //! computed ones, in preorder (`LimitedRank`), so that `$select`, `$count`,
 //! `$top`/`$skip` and server paging apply to it as to any set's rows.
 //!
-//! The caller's scope restricts the nodes first (`nodes`): a node whose
-//! parent is outside it is a root. Siblings are ranked once (`ranked`, by
-//! the `orderby` given, then the key); the tree is walked down from the
-//! roots (or from the start nodes of `descendants`), each row carrying its
-//! depth, its path (each level's rank as eight digits, so that the paths
-//! sort in preorder) and how many levels below it are shown (`Levels` and
-//! `ExpandLevels`). Only nodes reached from a root are read: a cycle in the
+//! The caller's scope restricts the nodes first (`gh_scoped`): a node whose
+//! parent is outside it is a root. The tree is walked down from the roots
+//! (or from the start nodes of `descendants`) through the parent column,
+//! each row carrying its depth and how many levels below it are shown
+//! (`Levels` and `ExpandLevels`); only the nodes shown are then ranked
+//! among their siblings (by the `orderby` given, then the key) and given a
+//! path (each level's rank as eight digits, so that the paths sort in
+//! preorder). Only nodes reached from a root are read: a cycle in the
 //! data has no root and is never followed; the depth is bounded by
 //! [`MAX_DEPTH`].
 
@@ -335,17 +336,7 @@ impl<'m> Statement<'m> {
             None => false,
         };
         let order = self.sibling_order(asked.order)?;
-        // A root is a node without a parent among the nodes; the roots are
-        // ranked as siblings of one another.
-        let root = format!(
-            "({t0}.{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = {t0}.{parent}))"
-        );
-        ctes.push(format!(
-            "gh_ranked AS (SELECT {t0}.*, CASE WHEN {root} THEN 1 ELSE 0 END AS gh_root, \
-             ROW_NUMBER() OVER (PARTITION BY CASE WHEN {root} THEN NULL ELSE {t0}.{parent} END ORDER BY {order}) AS gh_sibling \
-             FROM {source} AS {t0})"
-        ));
-        let (anchor, depth0, open0, step_open) = match &asked.shape {
+        let (anchor, depth0, open0, step_open, anchors_by_parent) = match &asked.shape {
             Shape::TopLevels(top) => {
                 let levels = top
                     .levels
@@ -357,12 +348,11 @@ impl<'m> Statement<'m> {
                 );
                 let child_open =
                     self.open(&top.expand_levels, &format!("c.{key}"), "p.gh_open - 1");
-                (
-                    "r.gh_root = 1".to_owned(),
-                    "0".to_owned(),
-                    root_open,
-                    child_open,
-                )
+                // A root is a node without a parent among the nodes.
+                let root = format!(
+                    "r.{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = r.{parent})"
+                );
+                (root, "0".to_owned(), root_open, child_open, false)
             }
             Shape::Descendants(related) => {
                 let picked = self.picked(&related.start.0)?;
@@ -393,17 +383,39 @@ impl<'m> Statement<'m> {
                     depth0,
                     format!("{}", below - 1),
                     "p.gh_open - 1".to_owned(),
+                    true,
                 )
             }
         };
+        // First the nodes shown, each with its depth and the levels shown
+        // below it, walked down through the parent column only.
+        ctes.push(format!(
+            "gh_shown (gh_key, gh_depth, gh_open, gh_anchor) AS (\
+             SELECT r.{key}, {depth0}, {open0}, 1 FROM {source} r WHERE {anchor} \
+             UNION ALL SELECT c.{key}, p.gh_depth + 1, {step_open}, 0 \
+             FROM gh_shown p JOIN {source} c ON c.{parent} = p.gh_key \
+             WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
+        ));
+        // Then only those are ranked among their siblings (the first level
+        // shown as siblings of one another), ...
+        let lead = match anchors_by_parent {
+            true => format!("CASE WHEN s.gh_anchor = 1 THEN {t0}.{parent} END, "),
+            false => String::new(),
+        };
+        ctes.push(format!(
+            "gh_ranked AS (SELECT {t0}.*, s.gh_depth, s.gh_open, s.gh_anchor, \
+             ROW_NUMBER() OVER (PARTITION BY CASE WHEN s.gh_anchor = 1 THEN NULL ELSE {t0}.{parent} END \
+             ORDER BY {lead}{order}) AS gh_sibling \
+             FROM {source} AS {t0} JOIN gh_shown s ON s.gh_key = {t0}.{key})"
+        ));
+        // ... and given their preorder paths.
         let path0 = self.level("r.gh_sibling");
         let path_step = d.concat("p.gh_path", &self.level("c.gh_sibling"));
         ctes.push(format!(
-            "gh_tree (gh_key, gh_depth, gh_path, gh_open) AS (\
-             SELECT r.{key}, {depth0}, {path0}, {open0} FROM gh_ranked r WHERE {anchor} \
-             UNION ALL SELECT c.{key}, p.gh_depth + 1, {path_step}, {step_open} \
-             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.gh_key \
-             WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
+            "gh_tree (gh_key, gh_depth, gh_open, gh_path) AS (\
+             SELECT r.{key}, r.gh_depth, r.gh_open, {path0} FROM gh_ranked r WHERE r.gh_anchor = 1 \
+             UNION ALL SELECT c.{key}, c.gh_depth, c.gh_open, {path_step} \
+             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.gh_key AND c.gh_anchor = 0)"
         ));
         let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = n.{key})");
         // Paths are digits only: bytes and characters count alike.
