@@ -12,6 +12,7 @@ use std::fmt::{self, Display, Formatter};
 use serde_json::Value;
 
 use super::apply::{sequence_of, split_top, Budget};
+use super::declare::is_identifier;
 use super::error::ParseError;
 use super::items::non_negative;
 use super::query::{Direction, ExpandLevel, Related, TopLevels, Transformation};
@@ -170,14 +171,6 @@ fn identifier(value: &str, at: usize) -> Result<String, ParseError> {
         true => Ok(value.to_owned()),
         false => Err(ParseError::new(OPTION, at, "expected a name")),
     }
-}
-
-fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `ExpandLevels`: `[{"NodeID":…,"Levels":n|null},…]`.

@@ -69,7 +69,7 @@ const NOT_AN_IDENTIFIER: &str =
     "is not an OData identifier (letters, digits and `_`, starting with a letter or `_`)";
 
 /// Whether `name` can be used in URLs and `$filter` as it is.
-fn is_identifier(name: &str) -> bool {
+pub(super) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()
