@@ -4,13 +4,18 @@
 //! second page, and one entity — with the model's default settings (reads
 //! bundled into `POST /odata/$batch`) and with batching off (`$direct`).
 //! Both must read exactly the rows the data holds. A table grouped by UI5
-//! (`$$aggregation` with groups and totals), and a tree as UI5's tree table
+//! (`$$aggregation` with groups and totals), a tree as UI5's tree table
 //! reads it (`$$aggregation` with a hierarchy: the top level, a node
-//! expanded and collapsed, a later page of a long level, a filtered tree).
+//! expanded and collapsed, a later page of a long level, a filtered tree),
+//! and the tree table itself (`sap.ui.table.Table` with its
+//! `ODataV4Hierarchy` plugin): what its rows show as a node is clicked
+//! open and shut, the table scrolled and the tree filtered.
 //!
 //! The host is the reference host, in this process, with two public sets
 //! over tables of the test's own and OpenUI5's sources served beside them.
-//! OpenUI5 is installed by `npm ci --prefix tests/ui5` (`.ci/run` does it);
+//! OpenUI5 (the core, and the table's libraries: sap.ui.table,
+//! sap.ui.unified, sap.m, sap.ui.layout) is installed by
+//! `npm ci --prefix tests/ui5` (`.ci/run` does it);
 //! without it, or without chromium, the test is skipped with a message, and
 //! fails when `CI` is set.
 
@@ -111,6 +116,97 @@ sap.ui.require([
   })().catch(function (e) { window.ui5Result = { error: String(e && e.message || e) }; });
 });
 </script></head><body></body></html>"#;
+
+/// The page of OpenUI5's tree table itself (`sap.ui.table.Table` with its
+/// `ODataV4Hierarchy` plugin, ten rows shown): what its rows show at each
+/// step — the top level, the chief expanded by a click on its tree icon, a
+/// later page of the long level scrolled to, the chief collapsed by a
+/// click, a filtered tree and its lead expanded — left in
+/// `window.ui5Result`.
+const TREE_TABLE_PAGE: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>OpenUI5's tree table</title>
+<script id="sap-ui-bootstrap" src="/resources/sap-ui-core.js"
+  data-sap-ui-async="true" data-sap-ui-compat-version="edge" data-sap-ui-libs="sap.ui.table"></script>
+<script>
+sap.ui.require([
+  "sap/ui/model/odata/v4/ODataModel", "sap/ui/table/Table", "sap/ui/table/Column",
+  "sap/ui/table/rowmodes/Fixed", "sap/ui/table/plugins/ODataV4Hierarchy",
+  "sap/ui/core/Control", "sap/ui/model/Filter", "sap/ui/model/FilterOperator"
+], function (ODataModel, Table, Column, Fixed, ODataV4Hierarchy, Control, Filter, FilterOperator) {
+  var Cell = Control.extend("gatehouse.Cell", {
+    metadata: { properties: { text: "string" } },
+    renderer: { apiVersion: 2, render: function (rm, cell) {
+      rm.openStart("span", cell).openEnd(); rm.text(cell.getText()); rm.close("span");
+    } }
+  });
+  var model = new ODataModel({ serviceUrl: "/odata/", operationMode: "Server", autoExpandSelect: true });
+  var table = new Table({
+    rowMode: new Fixed({ rowCount: 10 }),
+    dependents: [new ODataV4Hierarchy()],
+    columns: [new Column({ label: new Cell({ text: "Name" }), template: new Cell({ text: "{name}" }) })]
+  });
+  table.setModel(model);
+  // What each filled row shows: its text, and the level and expanded
+  // state the table gives assistive technology.
+  var shown = function () {
+    return table.getRows().filter(function (row) { return !row.isEmpty(); }).map(function (row) {
+      var dom = row.getDomRef() || document.createElement("tr");
+      return { name: dom.textContent.trim(), level: Number(dom.getAttribute("aria-level")),
+        expanded: dom.getAttribute("aria-expanded") };
+    });
+  };
+  // A click with the mouse, as the table hears one (its `tap`).
+  var click = function (index) {
+    var icon = table.getRows()[index].getDomRef().querySelector(".sapUiTableTreeIcon");
+    ["mousedown", "mouseup", "click"].forEach(function (type) {
+      icon.dispatchEvent(new MouseEvent(type, { bubbles: true, cancelable: true, view: window, button: 0 }));
+    });
+  };
+  // Waits until the rows shown differ from `before` and then hold still
+  // for half a second (at most 20 s), and answers them.
+  var next = function (before) {
+    return new Promise(function (resolve) {
+      var last = null, still = 0, started = Date.now();
+      var poll = function () {
+        var now = JSON.stringify(shown());
+        still = now === last ? still + 1 : 0;
+        last = now;
+        if ((now !== JSON.stringify(before) && still >= 5) || Date.now() - started > 20000) {
+          resolve(JSON.parse(now));
+        } else {
+          setTimeout(poll, 100);
+        }
+      };
+      poll();
+    });
+  };
+  (async function () {
+    table.bindRows({ path: "/Org", parameters: { $count: true,
+      $$aggregation: { hierarchyQualifier: "OrgChart", expandTo: 1 } } });
+    table.placeAt(document.body);
+    var top = await next([]);
+    click(0);
+    var expanded = await next(top);
+    table.setFirstVisibleRow(25);
+    var later = await next(expanded);
+    table.setFirstVisibleRow(0);
+    await next(later);
+    click(0);
+    var collapsed = await next(expanded);
+    table.getBinding("rows").filter(new Filter("name", FilterOperator.EQ, "member 3-1"));
+    var filtered = await next(collapsed);
+    click(0);
+    var opened = await next(filtered);
+    window.ui5Result = { top: top, expanded: expanded, later: later, collapsed: collapsed,
+      filtered: filtered, opened: opened };
+  })().catch(function (e) { window.ui5Result = { error: String(e && e.stack || e) }; });
+}, function (e) { window.ui5Result = { error: "loading: " + String(e && e.stack || e) }; });
+</script></head><body></body></html>"#;
+
+#[rocket::get("/ui5-tree-table")]
+fn tree_table_page() -> RawHtml<&'static str> {
+    RawHtml(TREE_TABLE_PAGE)
+}
 
 #[rocket::get("/ui5-tree")]
 fn tree_page() -> RawHtml<&'static str> {
@@ -258,13 +354,27 @@ async fn fill(db: &TestDb) {
     db.close().await;
 }
 
+/// The libraries OpenUI5's tree table needs beside the core, each from its
+/// npm package.
+const TABLE_LIBRARIES: [&str; 4] = ["sap.ui.table", "sap.ui.unified", "sap.m", "sap.ui.layout"];
+
 /// The reference host with the test's sets, OpenUI5 under `/resources` and
 /// the page, listening on a free port; answers its base URL.
 async fn serve(db: &TestDb, ui5: PathBuf) -> (String, rocket::Shutdown) {
     let (figment, base) = common::served_figment(&db.url, SETS);
-    let rocket = gatehouse_host::rocket(figment)
-        .mount("/resources", FileServer::from(ui5))
-        .mount("/", rocket::routes![page, aggregation_page, tree_page])
+    // The core's sources, then the tree table's libraries beside them (a
+    // file one folder lacks is looked for in the next).
+    let libraries = ui5.join("../..");
+    let mut rocket = gatehouse_host::rocket(figment).mount("/resources", FileServer::from(&ui5));
+    for (rank, library) in (11..).zip(TABLE_LIBRARIES) {
+        let sources = FileServer::from(libraries.join(library).join("src")).rank(rank);
+        rocket = rocket.mount("/resources", sources);
+    }
+    let rocket = rocket
+        .mount(
+            "/",
+            rocket::routes![page, aggregation_page, tree_page, tree_table_page],
+        )
         .ignite()
         .await
         .expect("the host ignites");
@@ -471,6 +581,69 @@ async fn a_tree_read_as_ui5s_tree_table_reads_it_expands_collapses_pages_and_fil
     assert_eq!(
         tree_rows(&read["filtered"]),
         vec![(1, 1, json!(false))],
+        "{read}"
+    );
+    drop(browser);
+    shutdown.notify();
+}
+
+/// `(name, level, expanded)` of each row a tree table shows.
+fn table_rows(rows: &Value) -> Vec<(String, i64, Value)> {
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            let name = r["name"].as_str().expect("a name").to_owned();
+            (
+                name,
+                r["level"].as_i64().expect("a level"),
+                r["expanded"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn openui5s_tree_table_shows_expands_scrolls_collapses_and_filters_the_tree() {
+    let Some((_db, browser, shutdown)) = open().await else {
+        return;
+    };
+    let read = read_page(&browser, "/ui5-tree-table").await;
+    assert!(read.get("error").is_none(), "{read}");
+    let row = |name: &str, level, expanded: Value| (name.to_owned(), level, expanded);
+    let (closed, open, leaf) = (json!("false"), json!("true"), Value::Null);
+    // The top level: both roots, the chief collapsed, the other a leaf.
+    let top = vec![
+        row("chief", 1, closed.clone()),
+        row("other root", 1, leaf.clone()),
+    ];
+    assert_eq!(table_rows(&read["top"]), top, "{read}");
+    // A click on the chief's tree icon: its reports under it, in key order.
+    let mut expanded = vec![row("chief", 1, open.clone())];
+    expanded.extend((2..=4).map(|n| row(&format!("report {n:02}"), 2, closed.clone())));
+    expanded.extend((5..=10).map(|n| row(&format!("report {n:02}"), 2, leaf.clone())));
+    assert_eq!(table_rows(&read["expanded"]), expanded, "{read}");
+    // Scrolled down the long level as far as it goes (row 25 asked, the
+    // last ten of 32 rows shown): reports 23–31, then the other root.
+    let mut later: Vec<_> = (23..=31)
+        .map(|n| row(&format!("report {n:02}"), 2, leaf.clone()))
+        .collect();
+    later.push(row("other root", 1, leaf.clone()));
+    assert_eq!(table_rows(&read["later"]), later, "{read}");
+    // A second click collapses the chief: the top level again.
+    assert_eq!(table_rows(&read["collapsed"]), top, "{read}");
+    // Filtered: the tree that leads to the match, and its path opened.
+    assert_eq!(
+        table_rows(&read["filtered"]),
+        vec![row("chief", 1, closed.clone())],
+        "{read}"
+    );
+    assert_eq!(
+        table_rows(&read["opened"]),
+        vec![
+            row("chief", 1, open.clone()),
+            row("report 03", 2, closed.clone())
+        ],
         "{read}"
     );
     drop(browser);

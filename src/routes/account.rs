@@ -145,21 +145,27 @@ pub async fn render(
     let passkeys = super::passkeys::listing(gh, user).await?;
     let passkeys = passkeys.map_or(Value::Null, |p| with_times(p["value"].clone()));
     let links = with_times(super::oidc_links::listing(gh, user).await?["value"].take());
+    let passkey = passkeys.as_array().is_some_and(|p| !p.is_empty());
+    let linked: Vec<&str> = links
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l["provider"].as_str())
+        .collect();
     let providers: Vec<Value> = gh
         .oidc
         .all()
         .map(|p| {
-            let linked = links
-                .as_array()
-                .is_some_and(|l| l.iter().any(|l| l["provider"] == p.name.as_str()));
-            json!({"name": p.name, "label": p.settings.label, "linked": linked})
+            let on = linked.contains(&p.name.as_str());
+            json!({"name": p.name, "label": p.settings.label, "linked": on})
         })
         .collect();
     let mut sessions = sessions["value"].take();
     for s in sessions.as_array_mut().into_iter().flatten() {
         s["seen"] = when(s, "last_activity");
     }
-    let reauth = super::confirm::screen_state(gh, user, session, language).await?;
+    let reauth =
+        super::confirm::screen_state(gh, user, session, language, passkey, &linked).await?;
     view.args.push(("minutes", gh.settings.session.reauth_minutes.to_string()));
     view.extra.extend([
         ("reauth", reauth),

@@ -85,50 +85,71 @@ async fn confirm(gh: &GatehouseState, caller: &AccountRequest<'_>, input: &Input
     if input.has("password") {
         return right_password(gh, caller, input, "password").await;
     }
+    in_window(gh, caller, None).await
+}
+
+/// Lets the change through while the window is open; otherwise 422
+/// `reauth_required` with the ways to confirm. `password` is whether the
+/// account has one, when that was already read.
+async fn in_window(
+    gh: &GatehouseState,
+    caller: &AccountRequest<'_>,
+    password: Option<bool>,
+) -> Result<(), AuthError> {
     let minutes = gh.settings.session.reauth_minutes;
     if reauth::open_until(&caller.session, caller.who.id, minutes).is_some() {
         return Ok(());
     }
+    let password = match password {
+        Some(known) => known,
+        None => has_password(gh, &caller.who).await?,
+    };
+    let passkey = gh.passkeys.is_on() && !gh.passkeys.list(caller.who.id).await?.is_empty();
+    let links = Links(&gh.db).of_user(caller.who.id).await?;
+    let linked: Vec<&str> = links.iter().map(|l| l.provider.as_str()).collect();
     Err(AuthError::ReauthRequired {
-        methods: methods(gh, &caller.who).await?,
+        methods: methods(gh, password, passkey, &linked),
     })
 }
 
-/// The ways `user` can confirm who they are: `password` (when the account
-/// has one), `passkey` (when it has one and passkeys are on), and
-/// `oidc:NAME` for each linked provider that is configured.
-async fn methods(gh: &GatehouseState, user: &AuthUser) -> Result<Vec<String>, AuthError> {
+/// The ways an account confirms who it is: `password` (when it has one),
+/// `passkey` (when it has one and passkeys are on), and `oidc:NAME` for
+/// each `linked` provider that is configured.
+fn methods(gh: &GatehouseState, password: bool, passkey: bool, linked: &[&str]) -> Vec<String> {
     let mut methods = Vec::new();
-    if has_password(gh, user).await? {
+    if password {
         methods.push("password".to_owned());
     }
-    if gh.passkeys.is_on() && !gh.passkeys.list(user.id).await?.is_empty() {
+    if passkey {
         methods.push("passkey".to_owned());
     }
-    let links = Links(&gh.db).of_user(user.id).await?;
     methods.extend(
-        links
-            .into_iter()
-            .filter(|link| gh.oidc.get(&link.provider).is_some())
-            .map(|link| format!("oidc:{}", link.provider)),
+        linked
+            .iter()
+            .filter(|name| gh.oidc.get(name).is_some())
+            .map(|name| format!("oidc:{name}")),
     );
-    Ok(methods)
+    methods
 }
 
 /// What the account screen shows of sudo mode for `user` on `session`:
 /// whether the window is open and until when, and the ways to confirm
 /// (`password` and `passkey` as booleans, the linked `providers` with
-/// their labels).
+/// their labels). `passkey` (whether the account has one) and `linked`
+/// (its providers) come from the screen's own listings.
 pub async fn screen_state(
     gh: &GatehouseState,
     user: &AuthUser,
     session: &Session,
     language: Language,
+    passkey: bool,
+    linked: &[&str],
 ) -> Result<Value, AuthError> {
     let minutes = gh.settings.session.reauth_minutes;
     let until = reauth::open_until(session, user.id, minutes)
         .map(|until| gh.screens.when(language, Some(&rfc3339(until))));
-    let methods = methods(gh, user).await?;
+    let password = has_password(gh, user).await?;
+    let methods = methods(gh, password, passkey, linked);
     let providers: Vec<Value> = methods
         .iter()
         .filter_map(|m| m.strip_prefix("oidc:"))
@@ -138,15 +159,15 @@ pub async fn screen_state(
     Ok(json!({
         "open": until.is_some(),
         "until": until,
-        "password": methods.iter().any(|m| m == "password"),
-        "passkey": methods.iter().any(|m| m == "passkey"),
+        "password": password,
+        "passkey": passkey,
         "providers": providers,
     }))
 }
 
 /// The password change's current password, in `field`: always asked for,
-/// and checked as a sign-in checks it. An account without a password
-/// confirms in the window instead (else 422 `reauth_required`).
+/// but an account without a password confirms in the window instead (its
+/// body's `password` is the new one, never taken for a confirmation).
 pub async fn current_password(
     gh: &GatehouseState,
     caller: &AccountRequest<'_>,
@@ -154,7 +175,7 @@ pub async fn current_password(
     field: &'static str,
 ) -> Result<(), AuthError> {
     if !input.has(field) && !has_password(gh, &caller.who).await? {
-        return confirm(gh, caller, input).await;
+        return in_window(gh, caller, Some(false)).await;
     }
     right_password(gh, caller, input, field).await
 }

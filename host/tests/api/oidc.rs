@@ -17,6 +17,7 @@ use crate::oidc_provider::{OidcAccount, OidcClient, Provider, Tamper};
 
 const ADA: &str = "ada@acme.example";
 const SECRET: &str = "a client secret of the test's";
+const FIRST_PASSWORD: &str = "an amber lighthouse keeps the harbour";
 
 fn account(sub: &str, email: &str, verified: bool) -> OidcAccount {
     OidcAccount {
@@ -654,6 +655,14 @@ async fn an_account_without_a_password_proves_itself_afresh_at_its_provider() {
         "current_password"
     );
     assert!(app.event_names(ada).await.contains(&"failed".to_owned()));
+    // A first password is a change like these: the body's `password` is the
+    // new one, never taken for a confirmation.
+    let first = json!({"password": FIRST_PASSWORD, "password_confirmation": FIRST_PASSWORD});
+    let refused = app.post_json("/auth/password", first.clone()).await;
+    assert_eq!(
+        json(refused).await,
+        json!({"message": "reauth_required", "methods": ["oidc:acme"]})
+    );
 
     // A sign-in at the provider made now (it asks again, whatever session
     // it has) opens the window again.
@@ -679,4 +688,16 @@ async fn an_account_without_a_password_proves_itself_afresh_at_its_provider() {
     // Another user's provider account is no proof for Ada.
     let other = app.post_json("/auth/oidc/nobody/confirm", json!({})).await;
     assert_eq!(other.status(), Status::NotFound);
+
+    // Inside the window the account sets its first password, which then
+    // signs it in and is asked for from then on.
+    let set = app.post_json("/auth/password", first).await;
+    assert_eq!(json(set).await, json!({"message": "password_changed"}));
+    app.set_session_data(ada, "reauth", json!({"user": ada, "at": 0}))
+        .await;
+    let refused = app.post_json("/auth/two-factor", json!({})).await;
+    assert_eq!(
+        json(refused).await["methods"],
+        json!(["password", "oidc:acme"])
+    );
 }

@@ -204,12 +204,37 @@ impl<'m> Statement<'m> {
         })
     }
 
+    /// What keeps a CTE read more than once from being written out as a
+    /// table without indexes on the engines that would (PostgreSQL, and
+    /// SQLite), so that its reads use the set's own: MariaDB merges such
+    /// a CTE into each of its reads by itself.
+    fn inline(&self) -> &'static str {
+        match self.dialect {
+            Dialect::MySql => "",
+            Dialect::Postgres | Dialect::Sqlite => "NOT MATERIALIZED ",
+        }
+    }
+
     /// A rank as one level of a path: eight digits.
     fn level(&self, rank: &str) -> String {
         match self.dialect {
             Dialect::MySql => format!("CAST({rank} + 10000000 AS CHAR(8000))"),
             _ => format!("CAST({rank} + 10000000 AS TEXT)"),
         }
+    }
+
+    /// The recursive CTE `name`: the walk from each node of `source` whose
+    /// key `start` (a CTE of `gh_key`s) holds up through its ancestors in
+    /// `source`, one row per start node and node reached, `gh_up` steps
+    /// above it, bounded by [`MAX_DEPTH`].
+    fn rootward(&self, name: &str, source: &str, start: &str) -> String {
+        let (key, parent) = (&self.key, &self.parent);
+        format!(
+            "{name} (gh_start, gh_key, gh_parent, gh_up) AS (\
+             SELECT n.{key}, n.{key}, n.{parent}, 0 FROM {source} n WHERE n.{key} IN (SELECT gh_key FROM {start}) \
+             UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM {name} u JOIN {source} p ON p.{key} = u.gh_parent \
+             WHERE u.gh_up < {MAX_DEPTH})"
+        )
     }
 
     /// The levels shown below a node whose key is `key` when `otherwise`
@@ -310,8 +335,9 @@ impl<'m> Statement<'m> {
             None => None,
         };
         let scoped = scope.map(|c| format!(" WHERE {c}")).unwrap_or_default();
+        let inline = self.inline();
         let mut ctes = vec![format!(
-            "gh_scoped AS (SELECT {t0}.* FROM {} AS {t0}{scoped})",
+            "gh_scoped AS {inline}(SELECT {t0}.* FROM {} AS {t0}{scoped})",
             d.quote(&self.set.table)
         )];
         // The nodes the tree is made of: all in scope, or those an
@@ -321,14 +347,9 @@ impl<'m> Statement<'m> {
             Some(related) => {
                 let picked = self.picked(&related.start.0)?;
                 ctes.push(format!("gh_matched AS (SELECT {t0}.{key} AS gh_key FROM gh_scoped AS {t0} WHERE {picked})"));
+                ctes.push(self.rootward("gh_up", "gh_scoped", "gh_matched"));
                 ctes.push(format!(
-                    "gh_up (gh_start, gh_key, gh_parent, gh_up) AS (\
-                     SELECT n.{key}, n.{key}, n.{parent}, 0 FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_matched) \
-                     UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM gh_up u JOIN gh_scoped p ON p.{key} = u.gh_parent \
-                     WHERE u.gh_up < {MAX_DEPTH})"
-                ));
-                ctes.push(format!(
-                    "gh_kept AS (SELECT n.* FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_up))"
+                    "gh_kept AS {inline}(SELECT n.* FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_up))"
                 ));
                 source = "gh_kept";
                 true
@@ -360,12 +381,7 @@ impl<'m> Statement<'m> {
                     "gh_start AS (SELECT {t0}.{key} AS gh_key FROM {source} AS {t0} WHERE {picked})"
                 ));
                 // A start node counts only when it is reached from a root.
-                ctes.push(format!(
-                    "gh_rootward (gh_start, gh_key, gh_parent, gh_up) AS (\
-                     SELECT n.{key}, n.{key}, n.{parent}, 0 FROM {source} n WHERE n.{key} IN (SELECT gh_key FROM gh_start) \
-                     UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM gh_rootward u JOIN {source} p ON p.{key} = u.gh_parent \
-                     WHERE u.gh_up < {MAX_DEPTH})"
-                ));
+                ctes.push(self.rootward("gh_rootward", source, "gh_start"));
                 ctes.push(format!(
                     "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
                      WHERE u.gh_parent IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = u.gh_parent) \
@@ -387,53 +403,56 @@ impl<'m> Statement<'m> {
                 )
             }
         };
-        // First the nodes shown, each with its depth and the levels shown
-        // below it, walked down through the parent column only.
+        // First the nodes shown, with their columns, each with its depth
+        // and the levels shown below it, walked down through the parent
+        // column only: nothing after this reads the set again but to tell
+        // a leaf.
         ctes.push(format!(
-            "gh_shown (gh_key, gh_depth, gh_open, gh_anchor) AS (\
-             SELECT r.{key}, {depth0}, {open0}, 1 FROM {source} r WHERE {anchor} \
-             UNION ALL SELECT c.{key}, p.gh_depth + 1, {step_open}, 0 \
-             FROM gh_shown p JOIN {source} c ON c.{parent} = p.gh_key \
+            "gh_shown AS (\
+             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor FROM {source} r WHERE {anchor} \
+             UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0 \
+             FROM gh_shown p JOIN {source} c ON c.{parent} = p.{key} \
              WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
         ));
         // Then only those are ranked among their siblings (the first level
         // shown as siblings of one another), ...
         let lead = match anchors_by_parent {
-            true => format!("CASE WHEN s.gh_anchor = 1 THEN {t0}.{parent} END, "),
+            true => format!("CASE WHEN {t0}.gh_anchor = 1 THEN {t0}.{parent} END, "),
             false => String::new(),
         };
         ctes.push(format!(
-            "gh_ranked AS (SELECT {t0}.*, s.gh_depth, s.gh_open, s.gh_anchor, \
-             ROW_NUMBER() OVER (PARTITION BY CASE WHEN s.gh_anchor = 1 THEN NULL ELSE {t0}.{parent} END \
-             ORDER BY {lead}{order}) AS gh_sibling \
-             FROM {source} AS {t0} JOIN gh_shown s ON s.gh_key = {t0}.{key})"
+            "gh_ranked AS (SELECT {t0}.*, \
+             ROW_NUMBER() OVER (PARTITION BY CASE WHEN {t0}.gh_anchor = 1 THEN NULL ELSE {t0}.{parent} END \
+             ORDER BY {lead}{order}) AS gh_sibling FROM gh_shown AS {t0})"
         ));
         // ... and given their preorder paths.
         let path0 = self.level("r.gh_sibling");
         let path_step = d.concat("p.gh_path", &self.level("c.gh_sibling"));
         ctes.push(format!(
-            "gh_tree (gh_key, gh_depth, gh_open, gh_path) AS (\
-             SELECT r.{key}, r.gh_depth, r.gh_open, {path0} FROM gh_ranked r WHERE r.gh_anchor = 1 \
-             UNION ALL SELECT c.{key}, c.gh_depth, c.gh_open, {path_step} \
-             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.gh_key AND c.gh_anchor = 0)"
+            "gh_tree AS (\
+             SELECT r.*, {path0} AS gh_path FROM gh_ranked r WHERE r.gh_anchor = 1 \
+             UNION ALL SELECT c.*, {path_step} \
+             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.{key} AND c.gh_anchor = 0)"
         ));
-        let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = n.{key})");
+        let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = t.{key})");
         // Paths are digits only: bytes and characters count alike.
         let below = "(SELECT COUNT(*) FROM gh_tree b WHERE b.gh_depth > t.gh_depth \
                      AND SUBSTR(b.gh_path, 1, LENGTH(t.gh_path)) = t.gh_path)";
         let (matched, matched_below) = match filtered {
             true => (
-                format!("CASE WHEN n.{key} IN (SELECT gh_key FROM gh_matched) THEN {} ELSE {} END", "TRUE", "FALSE"),
-                format!("(SELECT COUNT(DISTINCT u.gh_start) FROM gh_up u WHERE u.gh_key = n.{key} AND u.gh_up > 0)"),
+                format!("CASE WHEN t.{key} IN (SELECT gh_key FROM gh_matched) THEN TRUE ELSE FALSE END"),
+                format!("(SELECT COUNT(DISTINCT u.gh_start) FROM gh_up u WHERE u.gh_key = t.{key} AND u.gh_up > 0)"),
             ),
             false => (d.null_of(SqlType::Boolean), d.null_of(SqlType::Int64)),
         };
         let q = |name: &str| d.quote(name);
+        // The rows carry the walk's own columns (`gh_…`) beside the set's;
+        // only the set's and the computed ones are ever selected.
         let select = format!(
-            "SELECT n.*, t.gh_depth AS {}, \
+            "SELECT t.*, t.gh_depth AS {}, \
              CASE WHEN {leaf} THEN 'leaf' WHEN t.gh_open > 0 THEN 'expanded' ELSE 'collapsed' END AS {}, \
              {below} AS {}, ROW_NUMBER() OVER (ORDER BY t.gh_path) - 1 AS {}, {matched} AS {}, {matched_below} AS {} \
-             FROM gh_tree t JOIN {source} n ON n.{key} = t.gh_key",
+             FROM gh_tree t",
             q("DistanceFromRoot"),
             q("DrillState"),
             q("LimitedDescendantCount"),
