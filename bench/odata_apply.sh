@@ -106,24 +106,7 @@ PY
     for i in "${!APPLY_QUERIES[@]}"; do curl -fsS -o /dev/null "$GH_BASE/Items?${APPLY_QUERIES[$i]}"; done
     "${PSQL[@]}" -c "ALTER DATABASE gh_bench RESET log_statement"
     # Each logged statement of Gatehouse's that groups, its parameters written in.
-    python3 - "$PG_LOG" >"$OUT/postgres-statements.sql" <<'PY'
-import re, sys
-lines = open(sys.argv[1], errors="replace").read().splitlines()
-found = []
-for i, line in enumerate(lines):
-    m = re.search(r"LOG:  execute [^:]+: (SELECT .*GROUP BY.*)$", line)
-    if not m:
-        continue
-    statement = m.group(1)
-    detail = lines[i + 1] if i + 1 < len(lines) else ""
-    p = re.search(r"DETAIL:  [Pp]arameters: (.*)$", detail)
-    if p:
-        for name, value in re.findall(r"(\$\d+) = ('(?:[^']|'')*'|NULL)", p.group(1)):
-            statement = re.sub(re.escape(name) + r"(?!\d)", value, statement)
-    found.append(statement)
-for statement in reversed(list(dict.fromkeys(reversed(found)))[:2]):
-    print(statement)
-PY
+    python3 "$ROOT/bench/statements.py" postgres "$PG_LOG" 'SELECT .*GROUP BY' >"$OUT/postgres-statements.sql"
     while IFS= read -r statement; do
       [[ -z "$statement" ]] && continue
       echo "-- $statement" >>"$OUT/postgres-explain.txt"

@@ -212,9 +212,17 @@ fn build<'m>(
         }
     }
     if fetch.count && !fetch.per_value {
-        // An uncorrelated subquery: every engine runs it once per statement.
-        let count = counting(&mut w, checked, fetch.restriction)?;
-        columns.push(format!("({count}) AS {}", dialect.quote("__count")));
+        let count = match (&set.derived, &read) {
+            // A derived set's rows are made by a statement of their own:
+            // counted as they are read, before the page is cut from them,
+            // rather than made a second time. A position (`At`) would cut
+            // them first.
+            (Some(_), Read::Offset { .. }) => "COUNT(*) OVER ()".to_owned(),
+            // An uncorrelated subquery: every engine runs it once per
+            // statement.
+            _ => format!("({})", counting(&mut w, checked, fetch.restriction)?),
+        };
+        columns.push(format!("{count} AS {}", dialect.quote("__count")));
     }
     let restriction = fetch.restriction.map(|r| restrict(&mut w, r));
     let (position, order) = match read {

@@ -6,8 +6,9 @@
 //! The caller's scope restricts the nodes first (`gh_scoped`): a node whose
 //! parent is outside it is a root. The tree is walked down from the roots
 //! (or from the start nodes of `descendants`) through the parent column,
-//! each row carrying its depth and how many levels below it are shown
-//! (`Levels` and `ExpandLevels`); only the nodes shown are then ranked
+//! each row carrying the node's columns, its depth and how many levels
+//! below it are shown (`Levels` and `ExpandLevels`), so that nothing after
+//! the walk joins the set again; only the nodes shown are then ranked
 //! among their siblings (by the `orderby` given, then the key) and given a
 //! path (each level's rank as eight digits, so that the paths sort in
 //! preorder). Only nodes reached from a root are read: a cycle in the
