@@ -53,8 +53,15 @@ impl PgReads {
     pub fn new(url: &str, limits: ReadLimits) -> Result<PgReads, ReadError> {
         let mut config = client_config(url)?;
         // The timeout rides on the connection's start-up options, after
-        // any the URL gave (such as a `search_path`).
-        let timeout = format!("-c statement_timeout={}", limits.statement_timeout_ms);
+        // any the URL gave (such as a `search_path`). JIT compilation is
+        // off: it starts on a plan's estimated cost, and a tree's recursive
+        // statement, whose estimates multiply level by level, spent 865 of
+        // its 1,010 ms compiling (BENCHMARKS.md); a page is never long
+        // enough to win that back.
+        let timeout = format!(
+            "-c statement_timeout={} -c jit=off",
+            limits.statement_timeout_ms
+        );
         let options = match config.get_options() {
             Some(given) if !given.trim().is_empty() => format!("{given} {timeout}"),
             _ => timeout,

@@ -404,6 +404,13 @@ impl<'m> Statement<'m> {
                 )
             }
         };
+        // MariaDB would read every node for each level and look its
+        // parent up among the level above: each level's nodes are found by
+        // their parent instead.
+        let down = match d {
+            Dialect::MySql => "STRAIGHT_JOIN",
+            Dialect::Postgres | Dialect::Sqlite => "JOIN",
+        };
         // First the nodes shown, with their columns, each with its depth
         // and the levels shown below it, walked down through the parent
         // column only: nothing after this reads the set again but to tell
@@ -412,7 +419,7 @@ impl<'m> Statement<'m> {
             "gh_shown AS (\
              SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor FROM {source} r WHERE {anchor} \
              UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0 \
-             FROM gh_shown p JOIN {source} c ON c.{parent} = p.{key} \
+             FROM gh_shown p {down} {source} c ON c.{parent} = p.{key} \
              WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
         ));
         // Then only those are ranked among their siblings (the first level
