@@ -238,6 +238,15 @@ impl<'m> Statement<'m> {
         )
     }
 
+    /// Whether a node whose parent's key is `parent` is a root of the
+    /// nodes of `source`: it has no parent, or none among them.
+    fn parentless(&self, source: &str, parent: &str) -> String {
+        let key = &self.key;
+        format!(
+            "{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = {parent})"
+        )
+    }
+
     /// The levels shown below a node whose key is `key` when `otherwise`
     /// would be: its `ExpandLevels` entry, if it has one.
     fn open(&mut self, expand: &[ExpandLevel], key: &str, otherwise: &str) -> String {
@@ -370,10 +379,7 @@ impl<'m> Statement<'m> {
                 );
                 let child_open =
                     self.open(&top.expand_levels, &format!("c.{key}"), "p.gh_open - 1");
-                // A root is a node without a parent among the nodes.
-                let root = format!(
-                    "r.{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = r.{parent})"
-                );
+                let root = self.parentless(source, &format!("r.{parent}"));
                 (root, "0".to_owned(), root_open, child_open, false)
             }
             Shape::Descendants(related) => {
@@ -383,10 +389,10 @@ impl<'m> Statement<'m> {
                 ));
                 // A start node counts only when it is reached from a root.
                 ctes.push(self.rootward("gh_rootward", source, "gh_start"));
+                let top = self.parentless(source, "u.gh_parent");
                 ctes.push(format!(
                     "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
-                     WHERE u.gh_parent IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = u.gh_parent) \
-                     GROUP BY u.gh_start)"
+                     WHERE {top} GROUP BY u.gh_start)"
                 ));
                 let below = related
                     .distance
