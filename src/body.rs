@@ -153,6 +153,12 @@ impl Input {
         }
     }
 
+    /// Whether the body carries the field `name` at all, even empty (a
+    /// JSON `null` is no field).
+    pub fn carries(&self, name: &str) -> bool {
+        !matches!(self.fields.get(name), None | Some(Value::Null))
+    }
+
     /// A text field: `None` when absent, null or empty. A JSON value that is
     /// not a string records `string`; NUL or another control character
     /// records `invalid` (no such text reaches the database).

@@ -1,11 +1,12 @@
 //! The background sweep: removes expired reset tokens, idle sessions, ended
-//! throttle windows and security events past their retention, every few
-//! minutes, on every instance (the deletes are idempotent, so instances need
-//! no coordination).
+//! throttle windows, spent once-only values and security events past their
+//! retention, every few minutes, on every instance (the deletes are
+//! idempotent, so instances need no coordination).
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::auth::once;
 use crate::auth::reset::broker;
 use crate::auth::Throttle;
 use crate::clock::unix_now;
@@ -33,6 +34,8 @@ pub struct Swept {
     pub remember_cookies: u64,
     /// Devices whose cookie has expired.
     pub devices: u64,
+    /// Once-only values (an OpenID flow's `state`) past their lifetime.
+    pub used_once: u64,
 }
 
 /// What the sweep needs, detached from the request state.
@@ -71,6 +74,7 @@ impl Sweeper {
             )
             .await?,
             devices: device::sweep(&self.db, device::sweep_horizon(unix_now())).await?,
+            used_once: once::sweep(&self.db).await?,
         })
     }
 

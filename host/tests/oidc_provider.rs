@@ -47,7 +47,7 @@ fn accounts() -> Vec<OidcAccount> {
 
 /// A provider for [`clients`] and [`accounts`], or `None` when skipped.
 async fn start() -> Option<Provider> {
-    Provider::start(&clients(), &accounts()).await
+    Provider::start_with_id_token_claims(&clients(), &accounts()).await
 }
 
 /// Seconds since the epoch.

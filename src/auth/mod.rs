@@ -4,6 +4,7 @@ pub mod breached;
 pub mod epoch;
 pub mod new_password;
 pub mod oidc;
+pub mod once;
 pub mod passkeys;
 mod password;
 pub mod reset;

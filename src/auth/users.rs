@@ -168,6 +168,16 @@ pub async fn mark_breached(db: &Db, id: i64) -> Result<bool, DbError> {
     Ok(db.execute(sqlx::query(&sql).bind(id)).await? == 1)
 }
 
+/// Holds user `id`'s row until `tx` ends: another change to how the user
+/// signs in that holds it too waits for this one, and then reads what this
+/// one left (every engine reads committed rows; on SQLite the first write
+/// takes the database's one write lock). `false` when there is no such
+/// user.
+pub async fn hold_in(tx: &mut Tx, id: i64) -> Result<bool, DbError> {
+    let hold = tx.query("UPDATE users SET email = email WHERE id = $1").bind(id);
+    Ok(tx.execute(hold).await? > 0)
+}
+
 /// Replaces a user's password with a new one, in `tx`: a breached mark is
 /// cleared, as the new password passed the check.
 pub async fn set_password_hash_in(

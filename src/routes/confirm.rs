@@ -11,7 +11,8 @@
 //!
 //! A password change always asks for the current password
 //! ([`current_password`]); an account without one (made by a provider)
-//! confirms in the window instead.
+//! sets its first only after a fresh proof (a passkey, or a provider's
+//! sign-in under five minutes old), never in a plain sign-in's window.
 
 use rocket::data::{Data, FromData, Outcome};
 use rocket::http::Status;
@@ -82,7 +83,9 @@ impl<'r> FromData<'r> for Confirmed {
 
 /// Sudo mode's one decision for `input` of `caller`'s sensitive change.
 async fn confirm(gh: &GatehouseState, caller: &AccountRequest<'_>, input: &Input) -> Result<(), AuthError> {
-    if input.has("password") {
+    // A body that carries a password field, even an empty one, is judged
+    // by it: the window lets through only a body without one.
+    if input.carries("password") {
         return right_password(gh, caller, input, "password").await;
     }
     in_window(gh, caller, None).await
@@ -100,6 +103,16 @@ async fn in_window(
     if reauth::open_until(&caller.session, caller.who.id, minutes).is_some() {
         return Ok(());
     }
+    Err(reauth_required(gh, caller, password).await?)
+}
+
+/// 422 `reauth_required` with the ways `caller`'s account has to confirm.
+/// `password` is whether the account has one, when that was already read.
+async fn reauth_required(
+    gh: &GatehouseState,
+    caller: &AccountRequest<'_>,
+    password: Option<bool>,
+) -> Result<AuthError, AuthError> {
     let password = match password {
         Some(known) => known,
         None => has_password(gh, &caller.who).await?,
@@ -107,7 +120,7 @@ async fn in_window(
     let passkey = gh.passkeys.is_on() && !gh.passkeys.list(caller.who.id).await?.is_empty();
     let links = Links(&gh.db).of_user(caller.who.id).await?;
     let linked: Vec<&str> = links.iter().map(|l| l.provider.as_str()).collect();
-    Err(AuthError::ReauthRequired {
+    Ok(AuthError::ReauthRequired {
         methods: methods(gh, password, passkey, &linked),
     })
 }
@@ -165,17 +178,23 @@ pub async fn screen_state(
     }))
 }
 
-/// The password change's current password, in `field`: always asked for,
-/// but an account without a password confirms in the window instead (its
-/// body's `password` is the new one, never taken for a confirmation).
+/// The password change's current password, in `field`: always asked for.
+/// An account without a password (made by a provider) sets its first one
+/// only after a fresh proof instead: a passkey assertion or a provider's
+/// sign-in with `prompt=login`, under [`PROOF_SECONDS`] old — never the
+/// window a plain sign-in opened. Its body's `password` is the new one,
+/// never taken for a confirmation.
 pub async fn current_password(
     gh: &GatehouseState,
     caller: &AccountRequest<'_>,
     input: &Input,
     field: &'static str,
 ) -> Result<(), AuthError> {
-    if !input.has(field) && !has_password(gh, &caller.who).await? {
-        return in_window(gh, caller, Some(false)).await;
+    if !input.carries(field) && !has_password(gh, &caller.who).await? {
+        if reauth::fresh(&caller.session, caller.who.id, PROOF_SECONDS) {
+            return Ok(());
+        }
+        return Err(reauth_required(gh, caller, Some(false)).await?);
     }
     right_password(gh, caller, input, field).await
 }
@@ -253,21 +272,24 @@ pub async fn confirm_route(
 /// the window when it is right.
 async fn by_passkey(gh: &GatehouseState, caller: &AccountRequest<'_>, credential: &Value) -> Result<(), AuthError> {
     let user_id = caller.who.id;
+    // No challenge issued to this session (or passkeys off): nothing was
+    // asked, so nothing is counted against the owner's second factor.
+    let Some(assertion) = Ceremony::Confirm.take::<Assertion>(gh, &caller.session).await? else {
+        return Err(AuthError::PasskeyFailed);
+    };
     let check = match gh.throttles.second_factor.reserve(user_id).await? {
         Reserved::Check(check) => check,
         Reserved::Refused { retry_after } => return Err(AuthError::Throttled { retry_after }),
     };
-    let answer = match Ceremony::Confirm.take::<Assertion>(gh, &caller.session).await? {
-        Some(assertion) => Answer::Passkey {
-            credential,
-            assertion,
-        },
-        None => Answer::Unchallenged,
+    let answer = Answer::Passkey {
+        credential,
+        assertion,
     };
     let epoch = epoch::current(&gh.db, user_id).await?;
     match check.answer(&gh.two_factor, &gh.passkeys, epoch, answer).await? {
         Verdict::Passed { .. } => {
             reauth::proven(&caller.session, user_id);
+            reauth::proven_afresh(&caller.session, user_id);
             Ok(())
         }
         Verdict::Refused { failure, .. } => {

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::posting::GuestRequest;
 use super::password_check::{check_password, Checked};
-use super::pending;
+use super::pending::{self, Pending};
 use super::sign_in::{finish, note_breached, Completing, Proven};
 use crate::body::{BodyError, Input};
 use crate::domain::Email;
@@ -72,17 +72,26 @@ pub async fn login(
         let Checked::Right(mut user) = checked else {
             return Err(AuthError::Credentials);
         };
-        if gh.new_passwords.is_listed(credentials.password.expose_secret()) {
-            note_breached(gh, &mut user, from).await?;
-        }
+        let breached = gh.new_passwords.is_listed(credentials.password.expose_secret());
         if gh.two_factor.is_enabled(user.id).await? {
             // Not signed in yet: the second factor completes it, under the
             // credential epoch read with the password hash that was checked.
-            pending::begin(session, user.id, credentials.remember, user.epoch, None);
+            // A listed password marks the user only once it has passed.
+            let waiting = Pending {
+                user_id: user.id,
+                remember: credentials.remember,
+                epoch: user.epoch,
+                provider: None,
+                breached,
+            };
+            pending::begin(session, &waiting);
             if input.is_form() {
                 return Ok(Reply::screen(Screen::TwoFactor.path()));
             }
             return Ok(Reply::json(json!({"message": "two_factor_required"})));
+        }
+        if breached {
+            note_breached(gh, &mut user, from).await?;
         }
         let at = Completing::new(jar, session, from, language);
         let proven = Proven::password(user, credentials.remember, input.is_form());

@@ -19,6 +19,7 @@ use super::pending;
 use super::sign_in::{finish, Completing, Proven};
 use super::oidc_flow::{Flow, FlowKind};
 use crate::auth::oidc::{Callback, Identity, LinkError, Links, OidcError, Provider, FLOW_SECONDS};
+use crate::auth::once;
 use crate::auth::users::{self, CreateUserError, UserRecord};
 use crate::clock::unix_now;
 use crate::domain::Email;
@@ -134,6 +135,12 @@ pub async fn callback(
     let Some(flow) = Flow::take(&session, name, state.unwrap_or_default()) else {
         return refuse(gh, &session, &from, name, None, "oidc_failed").await;
     };
+    // Two callbacks of one flow at once both read it from the session
+    // before either is stored: the state is claimed in one statement, so
+    // only one of them goes on.
+    if !once::claim(&gh.db, "oidc_state", &flow.state, flow.until).await? {
+        return refuse(gh, &session, &from, name, None, "oidc_failed").await;
+    }
     let linking = match flow.kind {
         FlowKind::Link { user_id } | FlowKind::Confirm { user_id } => Some(user_id),
         FlowKind::SignIn => None,
@@ -174,7 +181,14 @@ pub async fn callback(
         Err(code) => return refuse(gh, &session, &from, name, None, code).await,
     };
     if gh.two_factor.is_enabled(user.id).await? {
-        pending::begin(&session, user.id, flow.remember, user.epoch, Some(name));
+        let waiting = pending::Pending {
+            user_id: user.id,
+            remember: flow.remember,
+            epoch: user.epoch,
+            provider: Some(name.to_owned()),
+            breached: false,
+        };
+        pending::begin(&session, &waiting);
         return Ok(Reply::screen(Screen::TwoFactor.path()));
     }
     let at = Completing::new(jar, &session, &from, language);
@@ -296,6 +310,7 @@ async fn confirmed(
         return refuse(gh, session, from, name, Some(user_id), "oidc_failed").await;
     };
     reauth::proven(session, user_id);
+    reauth::proven_afresh(session, user_id);
     session.set_flash(json!({"message": "identity_confirmed"}));
     Ok(Reply::screen(Screen::Account.path()))
 }

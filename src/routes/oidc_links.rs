@@ -17,6 +17,7 @@ use crate::auth::oidc::{Link, Links, Provider};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
 use crate::clock::rfc3339;
+use crate::db::Tx;
 use crate::error::AuthError;
 use crate::events::AuthEvent;
 use crate::reply::Reply;
@@ -147,15 +148,20 @@ pub async fn remove(
     let answer = async {
         let input = body?.into_input();
         let user = &caller.who;
-        let links = Links(&gh.db);
-        let own = links.of_user(user.id).await?;
+        // Two unlinks at once (the last two providers of an account without
+        // a password): the second waits for the first, then counts what is
+        // left. A refusal drops the transaction, which rolls it back.
+        let mut tx = Tx::begin(&gh.db).await?;
+        users::hold_in(&mut tx, user.id).await?;
+        let own = Links(&gh.db).of_user(user.id).await?;
         let link = own.iter().find(|l| l.id == id).ok_or(AuthError::NotFound)?;
         if own.len() == 1 && !other_way_in(gh, user.id).await? {
             return Err(AuthError::Refused("last_sign_in_method"));
         }
-        if !links.remove(user.id, id).await? {
+        if !Links::remove_in(&mut tx, user.id, id).await? {
             return Err(AuthError::NotFound);
         }
+        tx.commit().await?;
         let unlinked = AuthEvent::OidcUnlinked {
             user_id: user.id,
             provider: link.provider.clone(),

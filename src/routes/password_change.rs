@@ -3,11 +3,14 @@
 //! found in the breached-password file. It is open only while a change is
 //! due; setting the new password is a full change (every other session and
 //! remember cookie ends, the mark is cleared, the mail goes out), and then
-//! the host's dispenser chooses what comes next.
+//! the host's dispenser chooses what comes next. Only the session whose own
+//! sign-in dispensed the change, within its ten minutes, goes without the
+//! current password; any other (a recall, a copied cookie) must send it.
 
 use rocket::{post, State};
 
 use super::account::set_new_password;
+use super::confirm::current_password;
 use super::intents::reply;
 use super::posting::AccountRequest;
 use crate::body::{BodyError, Input};
@@ -19,7 +22,10 @@ use crate::state::GatehouseState;
 
 /// Sets the new password `{password, password_confirmation}` of a session
 /// that must choose one: 422 `validation_failed` as any new password (a
-/// listed one is `breached`), else `satisfied` with the next intent.
+/// listed one is `breached`), else `satisfied` with the next intent. A
+/// session that did not sign in to the change itself sends
+/// `current_password` too (422 `required`; a wrong one is a failed
+/// sign-in).
 #[post("/auth/intents/password-change", data = "<body>")]
 pub async fn submit(
     _due: PasswordChangeDue,
@@ -34,6 +40,9 @@ pub async fn submit(
     let answer = async {
         let input = body?;
         let password = input.valid_new_password(&gh.new_passwords, &[&user.email])?;
+        if !password_change::without_current_password(session) {
+            current_password(gh, &caller, &input, "current_password").await?;
+        }
         set_new_password(&caller, gh, &password).await?;
         password_change::lift(session);
         Ok(reply(gh, submission, &input, user, session, IntentResult::Satisfied).await)

@@ -28,22 +28,20 @@ pub struct Pending {
     /// The OpenID provider that proved the first factor, when not the
     /// password.
     pub provider: Option<String>,
+    /// The password that proved the first factor is in the
+    /// breached-password file: the user is marked once the second step
+    /// passes, not before.
+    pub breached: bool,
 }
 
-/// Keeps a pending sign-in of `user_id`, begun in `epoch` (by `provider`
-/// when not by the password), in `session`.
-pub fn begin(
-    session: &Session,
-    user_id: i64,
-    remember: bool,
-    epoch: Epoch,
-    provider: Option<&str>,
-) {
+/// Keeps `pending` in `session` for five minutes.
+pub fn begin(session: &Session, pending: &Pending) {
     let until = unix_now() + LIFETIME_SECONDS;
     session.insert(
         KEY,
-        json!({"user_id": user_id, "remember": remember, "until": until, "epoch": epoch.0,
-               "provider": provider}),
+        json!({"user_id": pending.user_id, "remember": pending.remember, "until": until,
+               "epoch": pending.epoch.0, "provider": pending.provider,
+               "breached": pending.breached}),
     );
 }
 
@@ -57,6 +55,7 @@ pub fn of(session: &Session) -> Option<Pending> {
         remember: value["remember"].as_bool().unwrap_or_default(),
         epoch: Epoch(value["epoch"].as_i64().unwrap_or(-1)),
         provider: value["provider"].as_str().map(str::to_owned),
+        breached: value["breached"].as_bool().unwrap_or_default(),
     });
     if until <= unix_now() || found.is_none() {
         session.remove(KEY);
@@ -90,21 +89,20 @@ mod tests {
     #[test]
     fn a_pending_sign_in_lasts_five_minutes_and_then_is_dropped() {
         let session = Session::default();
-        begin(&session, 7, true, Epoch(3), Some("acme"));
-        assert_eq!(
-            of(&session),
-            Some(Pending {
-                user_id: 7,
-                remember: true,
-                epoch: Epoch(3),
-                provider: Some("acme".to_owned()),
-            })
-        );
+        let pending = Pending {
+            user_id: 7,
+            remember: true,
+            epoch: Epoch(3),
+            provider: Some("acme".to_owned()),
+            breached: true,
+        };
+        begin(&session, &pending);
+        assert_eq!(of(&session), Some(pending.clone()));
         let expired = unix_now() - 1;
         session.insert(KEY, json!({"user_id": 7, "remember": false, "until": expired}));
         assert_eq!(of(&session), None);
         assert!(session.get(KEY).is_none(), "an expired one is removed");
-        begin(&session, 8, false, Epoch(0), None);
+        begin(&session, &Pending { user_id: 8, provider: None, ..pending });
         end(&session);
         assert_eq!(of(&session), None);
     }

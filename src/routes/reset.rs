@@ -12,8 +12,7 @@ use super::account::send_password_changed;
 use crate::auth::reset::broker;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
-use crate::auth::new_password::NewPasswords;
-use crate::domain::{Email, Password};
+use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::{AuthEvent, Origin};
 use crate::i18n::Language;
@@ -43,26 +42,27 @@ pub async fn reset_link(
     Ok(Redirect::to(set_password_path(token, email.as_str())))
 }
 
-/// The validated fields of a reset.
+/// The fields of a reset that are read before its token is checked: the
+/// token, the address, and that a password was sent and confirmed. The new
+/// password is held to its rules only once the token proved live, so a
+/// bogus token learns nothing of the breached-password file.
 struct ResetForm {
     token: String,
     email: Email,
-    password: Password,
 }
 
 impl ResetForm {
-    fn from_input(input: &Input, rules: &NewPasswords) -> Result<Self, AuthError> {
+    fn from_input(input: &Input) -> Result<Self, AuthError> {
         let mut errors = FieldErrors::new();
         let token = input.required_text("token", &mut errors);
         let email = input.required_email("email", &mut errors);
-        let hints: Vec<&str> = email.iter().map(Email::as_str).collect();
-        let password = input.new_password(rules, &hints, &mut errors);
-        match (token, email, password) {
-            (Some(token), Some(email), Some(password)) if errors.is_empty() => Ok(Self {
-                token,
-                email,
-                password,
-            }),
+        let password = input.required_password("password", &mut errors);
+        let confirmation = input.password("password_confirmation", &mut errors);
+        if password.is_some() && confirmation != password {
+            errors.add("password", "confirmed");
+        }
+        match (token, email) {
+            (Some(token), Some(email)) if errors.is_empty() => Ok(Self { token, email }),
             _ => Err(AuthError::Validation(errors)),
         }
     }
@@ -119,7 +119,7 @@ async fn reset(
     language: Language,
     from: &Origin,
 ) -> Result<(), AuthError> {
-    let form = ResetForm::from_input(input, &gh.new_passwords)?;
+    let form = ResetForm::from_input(input)?;
     let lifetime = gh.settings.auth.reset_token_minutes;
     let Some(user) = users::find_by_email(&gh.db, &form.email).await? else {
         return Err(AuthError::ResetFailed);
@@ -127,9 +127,10 @@ async fn reset(
     if !broker::is_live(&gh.db, &form.email, &form.token, lifetime).await? {
         return Err(AuthError::ResetFailed);
     }
+    let password = input.valid_new_password(&gh.new_passwords, &[form.email.as_str()])?;
     let hash = gh
         .hasher
-        .hash(&SecretString::from(form.password.expose().to_owned()))
+        .hash(&SecretString::from(password.expose().to_owned()))
         .await
         .map_err(AuthError::Internal)?;
     // The token spent, the password, and every session, remember cookie

@@ -10,7 +10,7 @@ use crate::error::AuthError;
 use crate::i18n::Language;
 use crate::intents::{CompanySize, JobFunction};
 use crate::security::same_site_path;
-use crate::session::{AuthUser, Guest, PasswordChangeDue, Session, INTENDED_KEY};
+use crate::session::{password_change, AuthUser, Guest, PasswordChangeDue, Session, INTENDED_KEY};
 use crate::screens::{Page, Screen, View};
 use crate::state::GatehouseState;
 
@@ -95,9 +95,13 @@ pub fn change_password(
     language: Language,
     gh: &State<GatehouseState>,
 ) -> Html {
+    // A session that did not sign in to the change itself (a recall) is
+    // asked for the current password too.
+    let current = !password_change::without_current_password(&session);
     let view = View {
         flash: session.take_flash(),
         args: vec![("min", gh.settings.auth.password_min_length.to_string())],
+        extra: vec![("current", json!(current))],
         ..View::default()
     };
     gh.screens.render(Screen::ChangePassword, language, view)

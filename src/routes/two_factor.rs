@@ -14,7 +14,7 @@ use super::posting::{AccountRequest, Keeping};
 use super::account;
 use super::ceremony::Ceremony;
 use super::passkeys;
-use super::sign_in::{finish, Completing, Proven};
+use super::sign_in::{finish, note_breached, Completing, Proven};
 use super::notify::{notify, recipient};
 use super::pending;
 use crate::auth::second_step::{
@@ -378,9 +378,12 @@ pub async fn challenge(
                 user_id: pending.user_id,
             }, from).await;
         }
-        let user = users::find_by_id(&gh.db, pending.user_id)
+        let mut user = users::find_by_id(&gh.db, pending.user_id)
             .await?
             .ok_or(AuthError::Unauthenticated)?;
+        if pending.breached {
+            note_breached(gh, &mut user, from).await?;
+        }
         let at = Completing::new(jar, session, from, language);
         let proven =
             Proven::after_second_step(user, pending.remember, input.is_form(), pending.provider);

@@ -335,3 +335,194 @@ async fn every_sign_in_of_a_marked_user_is_held_and_ten_minutes_end_it() {
     drop(done);
     assert!(app.is_signed_in().await);
 }
+
+/// What a change without the current password is told.
+fn current_password_required() -> Value {
+    json!({"message": "validation_failed", "errors": {"current_password": ["required"]}})
+}
+
+#[rocket::async_test]
+async fn a_copied_remember_me_cookie_cannot_set_the_new_password_without_the_current_one() {
+    let dir = TempDir::new().expect("a directory");
+    let (app, _mailbox, ada) = app_with_a_leaked_password(&dir).await;
+    let login = app
+        .post_form(
+            "/auth/login",
+            &format!("email={ADA}&password={LEAKED}&remember=on"),
+        )
+        .await;
+    assert_eq!(location(&login), "/login/change-password");
+    let remember = set_cookie(&login, "gatehouse_remember").expect("a remember cookie");
+    drop(login);
+    let hash = app.password_hash(ada).await;
+
+    // A thief's browser with a copy of the remember-me cookie recalls the
+    // session: it is held at the change, and asked for the current password.
+    let thief = app.another_instance().await;
+    let recalled = thief
+        .get("/login/change-password")
+        .header(rocket::http::Header::new("Accept", "text/html"))
+        .cookie(remember)
+        .dispatch()
+        .await;
+    assert_eq!(recalled.status(), Status::Ok);
+    let session = set_cookie(&recalled, &app.cookie_name).expect("a recalled session");
+    let html = recalled.into_string().await.unwrap_or_default();
+    assert!(html.contains(r#"name="current_password""#), "{html}");
+    let change = |body: Value| {
+        thief
+            .post("/auth/intents/password-change")
+            .header(ContentType::JSON)
+            .cookie(session.clone())
+            .body(body.to_string())
+            .dispatch()
+    };
+    let refused = change(new_password(UNLISTED, UNLISTED)).await;
+    assert_eq!(refused.status(), Status::UnprocessableEntity);
+    assert_eq!(json(refused).await, current_password_required());
+    let mut wrong = new_password(UNLISTED, UNLISTED);
+    wrong["current_password"] = json!("a guess at it");
+    let refused = change(wrong).await;
+    assert_eq!(
+        json(refused).await["errors"]["current_password"],
+        json!(["current_password"])
+    );
+    assert_eq!(app.password_hash(ada).await, hash, "unchanged");
+    assert!(app.event_names(ada).await.contains(&"failed".to_owned()));
+
+    // The browser whose own sign-in was held goes without it, and shows no
+    // such field.
+    let html = app
+        .get_html("/login/change-password")
+        .await
+        .into_string()
+        .await
+        .unwrap_or_default();
+    assert!(!html.contains(r#"name="current_password""#), "{html}");
+    let changed = app
+        .post_json(
+            "/auth/intents/password-change",
+            new_password(UNLISTED, UNLISTED),
+        )
+        .await;
+    assert_eq!(changed.status(), Status::Ok);
+    assert_eq!(json(changed).await["status"], "satisfied");
+}
+
+#[rocket::async_test]
+async fn the_signed_in_browser_goes_without_the_current_password_only_within_its_minutes() {
+    let dir = TempDir::new().expect("a directory");
+    let (app, _mailbox, ada) = app_with_a_leaked_password(&dir).await;
+    let login = app
+        .post_json("/auth/login", json!({"email": ADA, "password": LEAKED}))
+        .await;
+    assert_eq!(json(login).await["next"], change_first());
+    // Its own minutes are over (its session is still held at the change).
+    app.set_session_data(ada, "password_change.signed_in_until", json!(0))
+        .await;
+    let refused = app
+        .post_json(
+            "/auth/intents/password-change",
+            new_password(UNLISTED, UNLISTED),
+        )
+        .await;
+    assert_eq!(json(refused).await, current_password_required());
+    let mut with_current = new_password(UNLISTED, UNLISTED);
+    with_current["current_password"] = json!(LEAKED);
+    let changed = app
+        .post_json("/auth/intents/password-change", with_current)
+        .await;
+    assert_eq!(changed.status(), Status::Ok);
+    assert_eq!(json(changed).await["status"], "satisfied");
+}
+
+#[rocket::async_test]
+async fn a_listed_password_marks_a_two_factor_account_only_once_its_second_step_passed() {
+    let dir = TempDir::new().expect("a directory");
+    let path = filter(dir.path());
+    let (app, _mailbox) =
+        spawn_mail_app_with(|f| f.merge(("auth.breached_passwords", path.display().to_string())))
+            .await;
+    // Ada turns two-factor on under a password that is not listed; then
+    // her account is given a listed one (set before the list knew it).
+    let ada = app.create_user_with_organisation(ADA, UNLISTED).await;
+    assert_eq!(app.login(ADA, UNLISTED).await, Status::Ok);
+    let enrolment = app
+        .post_json("/auth/two-factor", json!({"password": UNLISTED}))
+        .await;
+    let secret = json(enrolment).await["secret"]
+        .as_str()
+        .expect("a secret")
+        .to_owned();
+    let confirm = json!({"code": crate::two_factor::code(&secret, crate::two_factor::now())});
+    let confirmed = app.post_json("/auth/two-factor/confirm", confirm).await;
+    assert_eq!(confirmed.status(), Status::Ok);
+    drop(confirmed);
+    assert_eq!(app.logout().await, Status::SeeOther);
+    let leaked = app.create_user("leaked@example.org", LEAKED).await;
+    let hash = app.password_hash(leaked).await;
+    let sql = app
+        .db
+        .dialect()
+        .placeholders("UPDATE users SET password = $1 WHERE id = $2");
+    app.execute(sqlx::query(&sql).bind(hash).bind(ada)).await;
+    let events_before = app.event_names(ada).await;
+
+    // Someone who knows the listed password, but not the second factor:
+    // nothing is marked, no session of hers is held.
+    let stranger = app
+        .post_json("/auth/login", json!({"email": ADA, "password": LEAKED}))
+        .await;
+    assert_eq!(
+        json(stranger).await,
+        json!({"message": "two_factor_required"})
+    );
+    assert_eq!(breached_at(&app, ada).await, None, "not marked yet");
+    assert_eq!(app.event_names(ada).await, events_before);
+
+    // Her second step passes: now she is marked, and held at the change.
+    let code = crate::two_factor::code(&secret, crate::two_factor::now() + 30);
+    let answered = app
+        .post_json("/auth/two-factor-challenge", json!({"code": code}))
+        .await;
+    assert_eq!(answered.status(), Status::Ok);
+    assert_eq!(json(answered).await["next"], change_first());
+    assert!(breached_at(&app, ada).await.is_some());
+    assert!(app
+        .event_names(ada)
+        .await
+        .contains(&"breached_password".to_owned()));
+}
+
+/// `users.password_breached_at` of `user_id`, as text.
+async fn breached_at(app: &crate::helpers::TestApp, user_id: i64) -> Option<String> {
+    let sql = app.db.dialect().placeholders(
+        "SELECT CASE WHEN password_breached_at IS NULL THEN NULL ELSE 'set' END AS v \
+         FROM users WHERE id = $1",
+    );
+    let row = app
+        .db
+        .fetch_optional(sqlx::query(&sql).bind(user_id))
+        .await
+        .expect("the query")
+        .expect("the user");
+    gatehouse::db::TextColumn::text(&row, "v").expect("v")
+}
+
+#[rocket::async_test]
+async fn a_reset_with_a_bogus_token_says_nothing_of_the_breached_list() {
+    let dir = TempDir::new().expect("a directory");
+    let (app, mailbox, _ada) = app_with_a_leaked_password(&dir).await;
+    let bogus = json!({"token": "not-a-token", "email": ADA, "password": LEAKED,
+                       "password_confirmation": LEAKED});
+    let refused = app.post_json("/auth/reset-password", bogus).await;
+    assert_eq!(refused.status(), Status::UnprocessableEntity);
+    let body = json(refused).await;
+    assert_eq!(body["message"], "reset_failed", "{body}");
+    // With a live token, the list is checked.
+    let link = request_link(&app, &mailbox, ADA).await;
+    let live = json!({"token": link.token, "email": link.email, "password": LEAKED,
+                      "password_confirmation": LEAKED});
+    let refused = app.post_json("/auth/reset-password", live).await;
+    assert_eq!(json(refused).await, breached());
+}

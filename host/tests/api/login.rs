@@ -178,8 +178,20 @@ async fn an_address_that_only_looks_alike_does_not_sign_in() {
     let response = app
         .post_json(
             "/auth/login",
+            json!({"email": "José@example.org", "password": PASSWORD}),
+        )
+        .await;
+    assert_eq!(response.status(), Status::Ok, "ASCII letters fold");
+    drop(response);
+    assert_eq!(app.logout().await, Status::SeeOther);
+    // A non-ASCII capital is never folded (Unicode folding can turn one
+    // address into another): it is refused as no address.
+    let response = app
+        .post_json(
+            "/auth/login",
             json!({"email": "JOSÉ@example.org", "password": PASSWORD}),
         )
         .await;
-    assert_eq!(response.status(), Status::Ok);
+    assert_eq!(response.status(), Status::UnprocessableEntity);
+    assert_eq!(json(response).await["errors"]["email"], json!(["email"]));
 }

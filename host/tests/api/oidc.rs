@@ -635,6 +635,14 @@ async fn an_account_without_a_password_proves_itself_afresh_at_its_provider() {
     let within = app.post_json("/auth/sessions/end-others", json!({})).await;
     assert_eq!(within.status(), Status::Ok, "a fresh sign-in is a proof");
     drop(within);
+    // But a first password needs a proof made for it: a plain sign-in's
+    // window (which a copied session cookie shares) is not one.
+    let first = json!({"password": FIRST_PASSWORD, "password_confirmation": FIRST_PASSWORD});
+    let refused = app.post_json("/auth/password", first).await;
+    assert_eq!(
+        json(refused).await,
+        json!({"message": "reauth_required", "methods": ["oidc:acme"]})
+    );
 
     // The window closes; no password to ask for: the ways to prove it are
     // named.
@@ -700,4 +708,190 @@ async fn an_account_without_a_password_proves_itself_afresh_at_its_provider() {
         json(refused).await["methods"],
         json!(["password", "oidc:acme"])
     );
+}
+
+#[rocket::async_test]
+async fn a_provider_giving_its_claims_at_user_info_makes_an_account_and_one_that_gives_them_in_the_id_token_too(
+) {
+    // oidc-provider's default: the ID token carries no address or name;
+    // UserInfo gives them.
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let (status, next) = back(&app, &callback).await;
+    assert_eq!(status, Status::SeeOther);
+    assert!(next.ends_with("/login/org-setup"), "{next}");
+    assert!(app.is_signed_in().await);
+    assert_eq!(user_name(&app, ADA).await, "Ada Lovelace");
+    assert_eq!(provider.requests("/me").await, 1, "UserInfo was asked");
+
+    // A provider that puts the claims into the ID token is not asked.
+    let Some(fat) = Provider::start_with_id_token_claims(&[client()], &accounts()).await else {
+        return;
+    };
+    let issuer = fat.issuer().to_owned();
+    let app = spawn_app_with(|f| configured(f, &issuer, true)).await;
+    let callback = at_provider(&app, &fat, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    assert!(app.is_signed_in().await);
+    assert_eq!(user_name(&app, ADA).await, "Ada Lovelace");
+    assert_eq!(fat.requests("/me").await, 0, "UserInfo was not needed");
+}
+
+#[rocket::async_test]
+async fn user_info_about_another_subject_signs_nobody_in() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let users = app.count("users").await;
+    provider.tamper(Tamper::UserInfoOtherSub).await;
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/login");
+    assert!(login_screen(&app).await.contains("did not work"));
+    assert!(!app.is_signed_in().await);
+    assert_eq!(app.count("users").await, users, "no account made");
+}
+
+/// The test's client of the provider.
+fn client() -> OidcClient {
+    OidcClient {
+        client_id: "gatehouse".into(),
+        client_secret: SECRET.into(),
+        redirect_uris: vec![format!("{BASE_URL}/auth/oidc/acme/callback")],
+    }
+}
+
+/// `users.name` of the account with `email`.
+async fn user_name(app: &TestApp, email: &str) -> String {
+    let id = app.user_id(email).await;
+    let sql = app
+        .db
+        .dialect()
+        .placeholders("SELECT name FROM users WHERE id = $1");
+    let row = app
+        .db
+        .fetch_optional(sqlx::query(&sql).bind(id))
+        .await
+        .expect("the query")
+        .expect("the user");
+    row.text("name").expect("name").expect("a name")
+}
+
+#[rocket::async_test]
+async fn a_long_name_is_cut_and_an_address_that_folds_into_ascii_makes_no_account() {
+    let long = OidcAccount {
+        sub: "long-sub".into(),
+        email: "long@acme.example".into(),
+        email_verified: true,
+        name: "N".repeat(5_000),
+    };
+    // The Kelvin sign, which Unicode folds into an ASCII k.
+    let kelvin = account("kelvin-sub", "\u{212A}ate@acme.example", true);
+    let Some(provider) = Provider::start(&[client()], &[long, kelvin]).await else {
+        return;
+    };
+    let issuer = provider.issuer().to_owned();
+    let app = spawn_app_with(|f| configured(f, &issuer, true)).await;
+    let users = app.count("users").await;
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "long-sub").await;
+    let (status, next) = back(&app, &callback).await;
+    assert_eq!(status, Status::SeeOther);
+    assert_ne!(next, "/login", "signed in");
+    assert_eq!(user_name(&app, "long@acme.example").await, "N".repeat(255));
+    assert_eq!(app.logout().await, Status::SeeOther);
+
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "kelvin-sub").await;
+    assert_eq!(back(&app, &callback).await.1, "/login");
+    assert!(login_screen(&app).await.contains("No account is linked"));
+    assert!(!app.is_signed_in().await);
+    assert_eq!(app.count("users").await, users + 1, "no kate@acme.example");
+}
+
+#[rocket::async_test]
+async fn two_callbacks_of_one_flow_at_once_exchange_its_code_once() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let path = callback.strip_prefix(BASE_URL).expect("ours").to_owned();
+    let exchanged = provider.requests("/token").await;
+    let answer = |path: String| {
+        app.client
+            .get(path)
+            .header(Header::new("Accept", "text/html"))
+            .dispatch()
+    };
+    let (first, second) = futures::join!(answer(path.clone()), answer(path));
+    let mut places = vec![location(&first), location(&second)];
+    places.sort();
+    drop((first, second));
+    assert_eq!(places[0], "/login", "one is refused: {places:?}");
+    assert_ne!(places[1], "/login", "one signs in: {places:?}");
+    assert_eq!(
+        provider.requests("/token").await,
+        exchanged + 1,
+        "the refused one never reached the provider"
+    );
+}
+
+/// Two providers (`acme` and `beta`, each its own oidc-provider) with the
+/// same person, and the reference host configured with both.
+async fn with_two_providers() -> Option<(TestApp, Provider, Provider)> {
+    let beta_client = OidcClient {
+        redirect_uris: vec![format!("{BASE_URL}/auth/oidc/beta/callback")],
+        ..client()
+    };
+    let acme = Provider::start(&[client()], &accounts()).await?;
+    let beta = Provider::start(&[beta_client], &accounts()).await?;
+    let (acme_issuer, beta_issuer) = (acme.issuer().to_owned(), beta.issuer().to_owned());
+    let app = spawn_app_with(|f| {
+        configured(f, &acme_issuer, true)
+            .merge(("auth.oidc.beta.issuer", beta_issuer.as_str()))
+            .merge(("auth.oidc.beta.client_id", "gatehouse"))
+            .merge(("auth.oidc.beta.client_secret", SECRET))
+            .merge(("auth.oidc.beta.label", "Beta ID"))
+    })
+    .await;
+    Some((app, acme, beta))
+}
+
+#[rocket::async_test]
+async fn unlinking_the_last_two_providers_at_once_leaves_one() {
+    let Some((app, acme, beta)) = with_two_providers().await else {
+        return;
+    };
+    // An account made by acme, without a password, links beta too.
+    let callback = at_provider(&app, &acme, "/auth/oidc/acme", "ada-sub").await;
+    back(&app, &callback).await;
+    let linked = app.post_json("/auth/oidc/beta/link", json!({})).await;
+    assert_eq!(linked.status(), Status::Ok, "inside the sign-in's window");
+    let authorize = json(linked).await["redirect"]
+        .as_str()
+        .expect("a URL")
+        .to_owned();
+    let callback = beta.authorize(&authorize, "ada-sub").await;
+    let path = callback.strip_prefix(BASE_URL).expect("ours").to_owned();
+    assert_eq!(visit(&app, &path).await.1, "/account");
+    let ids: Vec<i64> = links(&app).await["value"]
+        .as_array()
+        .expect("links")
+        .iter()
+        .map(|l| l["id"].as_i64().expect("an id"))
+        .collect();
+    assert_eq!(ids.len(), 2);
+
+    let unlink = |id: i64| {
+        app.client
+            .post(format!("/auth/oidc/links/{id}/delete"))
+            .header(rocket::http::ContentType::JSON)
+            .body("{}")
+            .dispatch()
+    };
+    let (first, second) = futures::join!(unlink(ids[0]), unlink(ids[1]));
+    let mut statuses = vec![first.status().code, second.status().code];
+    statuses.sort();
+    drop((first, second));
+    assert_eq!(statuses, vec![204, 422], "one way in is kept");
+    assert_eq!(app.count("gatehouse_oidc_links").await, 1);
 }

@@ -323,3 +323,48 @@ async fn sessions_name_their_device_in_words() {
     assert_eq!(session["device"], "Safari on iPhone", "{body}");
     assert_eq!(session["user_agent"], safari, "the raw header stays");
 }
+
+#[rocket::async_test]
+async fn an_empty_password_inside_the_window_is_judged_not_taken_for_none() {
+    let app = spawn_app().await;
+    app.create_user(ADA, PASSWORD).await;
+    let (status, _) = sign_in(&app.client, false).await;
+    assert_eq!(status, Status::Ok);
+    // The window is open, but a body that carries a password is judged by it.
+    let (status, body) = post(
+        &app.client,
+        "/auth/sessions/end-others",
+        json!({"password": ""}),
+    )
+    .await;
+    assert_eq!(status, Status::UnprocessableEntity, "{body}");
+    assert_eq!(body["errors"]["password"], json!(["required"]), "{body}");
+    // Without the field, the window lets it through.
+    let (status, body) = post(&app.client, "/auth/sessions/end-others", json!({})).await;
+    assert_eq!(status, Status::Ok, "{body}");
+}
+
+#[rocket::async_test]
+async fn a_passkey_answer_to_no_challenge_counts_nothing_against_the_owners_second_factor() {
+    let app = spawn_app().await;
+    app.create_user(ADA, PASSWORD).await;
+    let (status, _) = sign_in(&app.client, true).await;
+    assert_eq!(status, Status::Ok);
+    let (secret, at) = crate::second_step::enrol(&app.client).await;
+    // A copy of the remember-me cookie, recalled elsewhere, answers a
+    // passkey challenge that was never issued (passkeys are off here), more
+    // often than the second factor's limit.
+    let thief = recalled(&app, &app.client, |f| f).await;
+    for _ in 0..8 {
+        let (status, body) = post(&thief, "/auth/confirm", json!({"credential": {}})).await;
+        assert_eq!(status, Status::UnprocessableEntity);
+        assert_eq!(body, json!({"message": "passkey_failed"}));
+    }
+    // The owner signs in in another browser: her right code is taken.
+    let owner = browser_with(&app, |f| f).await;
+    let (status, body) = sign_in(&owner, false).await;
+    assert_eq!(body, json!({"message": "two_factor_required"}), "{status}");
+    let next = crate::two_factor::code(&secret, at + 30);
+    let (status, body) = post(&owner, "/auth/two-factor-challenge", json!({"code": next})).await;
+    assert_eq!(status, Status::Ok, "{body}");
+}

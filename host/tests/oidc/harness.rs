@@ -89,6 +89,9 @@ pub enum Tamper {
     /// A new RSA key (new `kid`) is published in the JWKS from now on, and
     /// signs the tokens. Each call adds one more key.
     Rotate,
+    /// The ID token is left alone, but UserInfo answers about another
+    /// `sub` (and another address).
+    UserInfoOtherSub,
 }
 
 impl Tamper {
@@ -106,6 +109,7 @@ impl Tamper {
             Tamper::TwoAudiences => "two_audiences",
             Tamper::WrongNonce => "wrong_nonce",
             Tamper::Rotate => "rotate",
+            Tamper::UserInfoOtherSub => "userinfo_other_sub",
         }
     }
 }
@@ -251,7 +255,28 @@ impl Provider {
     /// printed) when Node or the npm packages are missing and `CI` is unset;
     /// under `CI` that fails the test, and so does a provider that does not
     /// start.
+    ///
+    /// The provider runs in oidc-provider's default configuration: the ID
+    /// token carries `sub` and the sign-in's times, and the scopes' claims
+    /// (`email`, `email_verified`, `name`) come from UserInfo.
     pub async fn start(clients: &[OidcClient], accounts: &[OidcAccount]) -> Option<Provider> {
+        Self::start_with(clients, accounts, false).await
+    }
+
+    /// [`Provider::start`], with the scopes' claims put into the ID token
+    /// too (as providers configured for "fat" ID tokens do).
+    pub async fn start_with_id_token_claims(
+        clients: &[OidcClient],
+        accounts: &[OidcAccount],
+    ) -> Option<Provider> {
+        Self::start_with(clients, accounts, true).await
+    }
+
+    async fn start_with(
+        clients: &[OidcClient],
+        accounts: &[OidcAccount],
+        id_token_claims: bool,
+    ) -> Option<Provider> {
         let dir = provider_dir();
         if let Some(why) = missing_tools(&dir) {
             return skip(&why);
@@ -263,6 +288,10 @@ impl Provider {
             .env("PORT", port.to_string())
             .env("OIDC_CLIENTS", clients_json(clients))
             .env("OIDC_ACCOUNTS", accounts_json(accounts))
+            .env(
+                "OIDC_ID_TOKEN_CLAIMS",
+                if id_token_claims { "1" } else { "0" },
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

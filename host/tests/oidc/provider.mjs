@@ -6,6 +6,10 @@
 //   PORT           the port to listen on; the issuer is http://127.0.0.1:PORT
 //   OIDC_CLIENTS   JSON [{client_id, client_secret, redirect_uris}]
 //   OIDC_ACCOUNTS  JSON [{sub, email, email_verified, name}]
+//   OIDC_ID_TOKEN_CLAIMS  `1`: the requested scopes' claims go into the ID
+//                  token too (conformIdTokenClaims off, as some providers
+//                  do); unset: oidc-provider's default, which gives them at
+//                  UserInfo only (OpenID Connect Core 5.4)
 //
 // Prints `ready <issuer>` on stdout once it listens; exits on SIGTERM/SIGINT.
 //
@@ -102,8 +106,10 @@ const provider = new Provider(issuer, {
     profile: ['name'],
   },
   scopes: ['openid', 'email', 'profile'],
-  // The requested scopes' claims go into the ID token itself.
-  conformIdTokenClaims: false,
+  // By default (as oidc-provider, Okta's thin ID tokens) the scopes'
+  // claims come from UserInfo only; OIDC_ID_TOKEN_CLAIMS=1 puts them into
+  // the ID token too.
+  conformIdTokenClaims: process.env.OIDC_ID_TOKEN_CLAIMS !== '1',
   pkce: { required: () => true },
   responseTypes: ['code'],
   features: {
@@ -191,7 +197,7 @@ async function submitLogin(ctx) {
 
 const TAMPERS = [
   'none', 'alg_none', 'wrong_key', 'unknown_kid', 'expired', 'other_issuer', 'hs256', 'rotate',
-  'other_audience', 'two_audiences', 'wrong_nonce',
+  'other_audience', 'two_audiences', 'wrong_nonce', 'userinfo_other_sub',
 ];
 
 // POST /__test/tamper {"mode": ...}.
@@ -267,6 +273,9 @@ provider.use(async (ctx, next) => {
   await next();
   if (ctx.path === '/token' && ctx.status === 200 && typeof ctx.body?.id_token === 'string') {
     ctx.body = { ...ctx.body, id_token: tamper(ctx.body.id_token) };
+  }
+  if (ctx.path === '/me' && ctx.status === 200 && tamperMode === 'userinfo_other_sub') {
+    ctx.body = { ...ctx.body, sub: 'someone-else', email: 'mallory@acme.example' };
   }
   if (ctx.path === '/jwks' && ctx.status === 200 && Array.isArray(ctx.body?.keys)) {
     ctx.body = { keys: [...ctx.body.keys, ...rotatedKeys.map((k) => k.publicJwk)] };

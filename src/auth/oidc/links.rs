@@ -6,7 +6,7 @@
 use sqlx::Row;
 
 use crate::clock::unix_now;
-use crate::db::{Db, DbError, TextColumn};
+use crate::db::{Db, DbError, TextColumn, Tx};
 
 /// One stored link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,10 +137,17 @@ impl Links<'_> {
     /// Removes link `id` of `user_id`; `false` when the user has none such.
     pub async fn remove(&self, user_id: i64, id: i64) -> Result<bool, DbError> {
         let db = self.0;
-        let query = db
-            .query("DELETE FROM gatehouse_oidc_links WHERE id = $1 AND user_id = $2")
-            .bind(id)
-            .bind(user_id);
+        let query = db.query(DELETE).bind(id).bind(user_id);
         Ok(db.execute(query).await? > 0)
     }
+
+    /// Removes link `id` of `user_id` in `tx`; `false` when the user has
+    /// none such.
+    pub async fn remove_in(tx: &mut Tx, user_id: i64, id: i64) -> Result<bool, DbError> {
+        let query = tx.query(DELETE).bind(id).bind(user_id);
+        Ok(tx.execute(query).await? > 0)
+    }
 }
+
+/// Removes link `$1` of user `$2`.
+const DELETE: &str = "DELETE FROM gatehouse_oidc_links WHERE id = $1 AND user_id = $2";

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub(crate) use links::{Link, LinkError, Links};
 pub(crate) use provider::{Callback, Provider, FLOW_SECONDS};
 
-use openidconnect::core::CoreIdTokenClaims;
+use openidconnect::core::{CoreIdTokenClaims, CoreUserInfoClaims};
 
 use crate::config::Settings;
 
@@ -31,15 +31,21 @@ pub(crate) enum OidcError {
     Refused(String),
 }
 
-/// Who a provider says signed in, from a verified ID token: made only by
-/// [`Provider::finish`] (its fields are private), so no other code can
-/// name an account by a provider's word that was not checked.
+/// How many characters of a provider's `name` claim are kept (the width of
+/// `users.name`).
+pub const NAME_CHARS: usize = 255;
+
+/// Who a provider says signed in, from a verified ID token and, for the
+/// claims it leaves out, the provider's UserInfo answer about the same
+/// `sub`: made only by [`Provider::finish`] (its fields are private), so no
+/// other code can name an account by a provider's word that was not
+/// checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Identity {
+pub struct Identity {
     issuer: String,
     subject: String,
     email: Option<String>,
-    email_verified: bool,
+    email_verified: Option<bool>,
     name: Option<String>,
     auth_time: Option<i64>,
 }
@@ -62,10 +68,10 @@ impl Identity {
 
     /// Whether `email_verified` is true.
     pub fn email_verified(&self) -> bool {
-        self.email_verified
+        self.email_verified == Some(true)
     }
 
-    /// `name`, when given.
+    /// `name`, when given: at most [`NAME_CHARS`] characters.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
@@ -75,19 +81,49 @@ impl Identity {
         self.auth_time
     }
 
-    fn of(claims: &CoreIdTokenClaims) -> Self {
+    /// The identity a verified ID token's `claims` state.
+    pub fn of(claims: &CoreIdTokenClaims) -> Self {
         Self {
             issuer: claims.issuer().to_string(),
             subject: claims.subject().to_string(),
             email: claims.email().map(|e| e.to_string()),
-            email_verified: claims.email_verified() == Some(true),
-            name: claims
-                .name()
-                .and_then(|n| n.get(None))
-                .map(|n| n.to_string()),
+            email_verified: claims.email_verified(),
+            name: claims.name().and_then(|n| n.get(None)).map(|n| cut(n)),
             auth_time: claims.auth_time().map(|t| t.timestamp()),
         }
     }
+
+    /// Whether the ID token left out a claim an account is made from
+    /// (`email`, `email_verified`, `name`).
+    pub fn lacks_profile(&self) -> bool {
+        self.email.is_none() || self.email_verified.is_none() || self.name.is_none()
+    }
+
+    /// Fills what the ID token left out from the provider's UserInfo
+    /// answer about the same `sub` (`openidconnect` compared it). An
+    /// address and whether it is verified come together: `email_verified`
+    /// is taken from UserInfo only for the address it states.
+    pub fn fill_from(&mut self, user_info: &CoreUserInfoClaims) {
+        let stated = user_info.email().map(|e| e.to_string());
+        match (&self.email, stated) {
+            (None, Some(email)) => {
+                self.email = Some(email);
+                self.email_verified = user_info.email_verified();
+            }
+            (Some(ours), Some(email)) if *ours == email && self.email_verified.is_none() => {
+                self.email_verified = user_info.email_verified();
+            }
+            _ => {}
+        }
+        if self.name.is_none() {
+            self.name = user_info.name().and_then(|n| n.get(None)).map(|n| cut(n));
+        }
+    }
+}
+
+/// `name` cut to [`NAME_CHARS`] characters.
+fn cut(name: &str) -> String {
+    name.chars().take(NAME_CHARS).collect()
 }
 
 /// The configured providers, by name.
@@ -139,5 +175,56 @@ impl Oidc {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn id_token(extra: Value) -> CoreIdTokenClaims {
+        let mut claims = json!({"iss": "https://id.example", "sub": "s-1", "aud": ["gh"],
+                                "exp": 2_000_000_000, "iat": 1_900_000_000});
+        claims.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(claims).expect("claims")
+    }
+
+    fn user_info(claims: Value) -> CoreUserInfoClaims {
+        CoreUserInfoClaims::from_json::<std::io::Error>(claims.to_string().as_bytes(), None)
+            .expect("UserInfo claims")
+    }
+
+    #[test]
+    fn a_thin_id_token_is_filled_from_user_info() {
+        let mut identity = Identity::of(&id_token(json!({})));
+        assert!(identity.lacks_profile());
+        identity.fill_from(&user_info(json!({"sub": "s-1", "email": "ada@acme.example",
+                                             "email_verified": true, "name": "Ada"})));
+        assert_eq!(identity.email(), Some("ada@acme.example"));
+        assert!(identity.email_verified());
+        assert_eq!(identity.name(), Some("Ada"));
+        assert!(!identity.lacks_profile());
+    }
+
+    #[test]
+    fn the_id_tokens_own_claims_win_and_verification_goes_with_its_address() {
+        let claims = json!({"email": "ada@acme.example", "name": "Ada"});
+        let mut identity = Identity::of(&id_token(claims));
+        identity.fill_from(&user_info(json!({"sub": "s-1", "email": "eve@acme.example",
+                                             "email_verified": true, "name": "Eve"})));
+        assert_eq!(identity.email(), Some("ada@acme.example"));
+        assert!(!identity.email_verified(), "verified for another address");
+        assert_eq!(identity.name(), Some("Ada"));
+    }
+
+    #[test]
+    fn a_name_is_cut_to_the_column() {
+        let long = "n".repeat(5_000);
+        let identity = Identity::of(&id_token(json!({"name": long})));
+        assert_eq!(identity.name().map(|n| n.chars().count()), Some(NAME_CHARS));
+        let mut thin = Identity::of(&id_token(json!({})));
+        thin.fill_from(&user_info(json!({"sub": "s-1", "name": "ü".repeat(300)})));
+        assert_eq!(thin.name().map(|n| n.chars().count()), Some(NAME_CHARS));
     }
 }

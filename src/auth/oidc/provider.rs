@@ -9,13 +9,13 @@ use openidconnect::core::{
     CoreAuthDisplay, CoreAuthPrompt, CoreClaimName, CoreClaimType, CoreClient,
     CoreClientAuthMethod, CoreGrantType, CoreIdTokenClaims, CoreJsonWebKey,
     CoreJweContentEncryptionAlgorithm, CoreJweKeyManagementAlgorithm, CoreJwsSigningAlgorithm,
-    CoreResponseMode, CoreResponseType, CoreSubjectIdentifierType,
+    CoreResponseMode, CoreResponseType, CoreSubjectIdentifierType, CoreUserInfoClaims,
 };
 use openidconnect::{
     reqwest, AdditionalProviderMetadata, AuthenticationFlow, AuthorizationCode,
     ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, IssuerUrl, JsonWebKeySet, Nonce,
     PkceCodeChallenge, PkceCodeVerifier, ProviderMetadata, RedirectUrl, Scope,
-    SignatureVerificationError, TokenResponse,
+    OAuth2TokenResponse, SignatureVerificationError, TokenResponse,
 };
 use serde::{Deserialize, Serialize};
 
@@ -240,7 +240,11 @@ impl Provider {
     /// Exchanges the code of `callback` (once) and checks its ID token:
     /// RFC 9207's `iss` first, then the signature (the provider's asymmetric
     /// algorithms only; the keys fetched again once on an unknown key id),
-    /// `iss`, `aud`, `azp`, `exp`, `iat` and `nonce`.
+    /// `iss`, `aud`, `azp`, `exp`, `iat` and `nonce`. Claims the ID token
+    /// leaves out (`email`, `email_verified`, `name`: for the code flow
+    /// OpenID Connect Core 5.4 gives the scopes' claims at UserInfo) are
+    /// read from the UserInfo endpoint with the access token, whose answer
+    /// must name the same `sub`.
     pub async fn finish(
         &self,
         callback: Callback<'_>,
@@ -283,7 +287,19 @@ impl Provider {
         }
         .map_err(|e| OidcError::Refused(format!("the ID token was refused: {e}")))?;
         self.authorized_party(&claims)?;
-        Ok(Identity::of(&claims))
+        let mut identity = Identity::of(&claims);
+        if identity.lacks_profile() {
+            let access_token = response.access_token().clone();
+            let client = self.client(&metadata);
+            if let Ok(request) = client.user_info(access_token, Some(claims.subject().clone())) {
+                let user_info: CoreUserInfoClaims = request
+                    .request_async(&self.http)
+                    .await
+                    .map_err(|e| OidcError::Refused(format!("the UserInfo request failed: {e}")))?;
+                identity.fill_from(&user_info);
+            }
+        }
+        Ok(identity)
     }
 
     fn verified(
