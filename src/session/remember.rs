@@ -48,13 +48,18 @@ pub fn remember_cookie_name(settings: &crate::config::Settings) -> String {
 const SELECTOR_CHARS: usize = 32;
 
 /// A remember cookie's value taken apart.
-struct Presented {
-    selector: String,
-    validator: String,
+pub struct Presented {
+    /// The record's selector: 32 hex digits.
+    pub selector: String,
+    /// The validator, whose SHA-256 the record keeps: anything not empty.
+    pub validator: String,
 }
 
 impl Presented {
-    fn parse(value: &str) -> Option<Self> {
+    /// Takes a (decrypted) cookie value apart: `None` unless it is a
+    /// selector and a validator joined by the first `:`. Public for the
+    /// fuzz target `remember_cookie`.
+    pub fn parse(value: &str) -> Option<Self> {
         let (selector, validator) = value.split_once(':')?;
         let hex = |s: &str| s.bytes().all(|b| b.is_ascii_hexdigit());
         (selector.len() == SELECTOR_CHARS && hex(selector) && !validator.is_empty())

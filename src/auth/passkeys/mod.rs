@@ -335,10 +335,7 @@ impl Passkeys {
             Ceremony::Discoverable(state) => {
                 // The credential id alone names no user: the authenticator
                 // must also say whose credential it signed with.
-                let handle = credential
-                    .get_user_unique_id()
-                    .and_then(|h| Uuid::from_slice(h).ok())
-                    .map(|u| u.to_string());
+                let handle = user_handle_of(&credential);
                 if handle.as_deref() != Some(stored.user_handle.as_str()) {
                     return Err(PasskeyError::Refused);
                 }
@@ -439,8 +436,19 @@ fn parse_passkey(record: &str) -> Result<Passkey, PasskeyError> {
 }
 
 /// The SHA-256 (hex) a credential id is stored and found by.
-fn credential_hash(credential_id: &[u8]) -> String {
+pub fn credential_hash(credential_id: &[u8]) -> String {
     hex::encode(Sha256::digest(credential_id))
+}
+
+/// The user an assertion's `userHandle` names, as
+/// `gatehouse_passkeys.user_handle` keeps it (a hyphenated UUID): `None`
+/// when it names none or is not 16 bytes. Public for the fuzz target
+/// `passkey_json`.
+pub fn user_handle_of(credential: &PublicKeyCredential) -> Option<String> {
+    credential
+        .get_user_unique_id()
+        .and_then(|h| Uuid::from_slice(h).ok())
+        .map(|u| u.to_string())
 }
 
 /// A verification failure: logged at debug (it is the client's), answered
