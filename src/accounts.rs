@@ -51,6 +51,7 @@ pub struct Accounts {
 /// A personal access token or a passkey as an operator sees it (never the
 /// token or the key itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CredentialInfo {
     /// Its id (what [`Accounts::revoke_token`] or
     /// [`Accounts::remove_passkey`] takes).

@@ -128,7 +128,9 @@ impl Input {
         }
     }
 
-    /// Builds a bag from JSON-like pairs (for tests and host code).
+    /// Builds a bag from JSON-like pairs (for the crate's tests and fuzz
+    /// targets).
+    #[cfg(any(test, feature = "internals"))]
     pub fn from_pairs<'a>(
         pairs: impl IntoIterator<Item = (&'a str, Value)>,
         is_form: bool,
@@ -142,15 +144,6 @@ impl Input {
     /// Whether the body was form-urlencoded (a screen without JavaScript).
     pub fn is_form(&self) -> bool {
         self.is_form
-    }
-
-    /// Whether the field `name` was sent with a value (not null, not empty).
-    pub fn has(&self, name: &str) -> bool {
-        match self.fields.get(name) {
-            None | Some(Value::Null) => false,
-            Some(Value::String(text)) => !text.is_empty(),
-            Some(_) => true,
-        }
     }
 
     /// Whether the body carries the field `name` at all, even empty (a

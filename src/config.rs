@@ -265,6 +265,7 @@ pub struct SetConfig {
 /// itself.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct HierarchyConfig {
     /// The qualifier of its annotations, which `$apply` names.
     pub qualifier: String,
@@ -315,6 +316,20 @@ pub struct ODataSettings {
     pub max_replica_lag_ms: u64,
 }
 
+impl ODataSettings {
+    /// What these settings ask of the OData bulk readers.
+    pub(crate) fn readers(&self) -> crate::db::ReadersWanted<'_> {
+        crate::db::ReadersWanted {
+            limits: crate::db::ReadLimits {
+                statement_timeout_ms: self.statement_timeout_ms,
+                max_connections: self.max_connections,
+            },
+            replicas: &self.replicas,
+            max_replica_lag: std::time::Duration::from_millis(self.max_replica_lag_ms),
+        }
+    }
+}
+
 impl Default for ODataSettings {
     fn default() -> Self {
         Self {
@@ -352,6 +367,7 @@ impl Default for PaginationSettings {
 /// A configuration value that cannot be used, with the key that holds it.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid configuration `{key}`: {reason}")]
+#[non_exhaustive]
 pub struct ConfigError {
     /// Dotted key, as written in Rocket.toml.
     pub key: String,

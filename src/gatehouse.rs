@@ -29,6 +29,7 @@ use crate::intents::{
 };
 use crate::mail::{Composer, Mailer};
 use crate::odata::{self, declared_sets, EntitySet, Model, Service, SkipTokens};
+use crate::ops::request_id::{self, RequestId};
 use crate::screens::{Screen, Screens};
 use crate::security::{
     common_headers, is_auth_path, loggable, screen_headers, CONTENT_SECURITY_POLICY,
@@ -139,7 +140,7 @@ impl Gatehouse {
         db: &Db,
     ) -> Result<(GatehouseState, Service), String> {
         let routes = Self::host_routes(rocket).map_err(|e| e.to_string())?;
-        let readers = Readers::configured(db, &settings.odata).await?;
+        let readers = Readers::configured(db, &settings.odata.readers()).await?;
         db.migrate()
             .await
             .map_err(|e| format!("database migration failed: {e}"))?;
@@ -262,6 +263,10 @@ impl Fairing for Gatehouse {
                 .manage(odata)
                 .mount("/", crate::routes::all())
                 .mount("/", odata::routes::all())
+                .mount(
+                    "/",
+                    rocket::routes![crate::ops::probes::healthz, crate::ops::probes::readyz],
+                )
                 .register("/", crate::routes::catchers())),
             Err((rocket, message)) => {
                 tracing::error!("Gatehouse cannot start: {message}");
@@ -306,11 +311,25 @@ impl Fairing for Gatehouse {
         }
         // Rocket's own request lines show the URI as sent; this one hides
         // the secrets a path may carry (the host turns Rocket's lines off).
-        tracing::info!(
-            target: "gatehouse::request",
-            method = %req.method(),
-            uri = %loggable(req),
-            status = res.status().code,
-        );
+        let request_id = RequestId::of(req).as_str();
+        res.set_raw_header(request_id::HEADER, request_id.to_owned());
+        // A probe polled every few seconds would drown the log.
+        if crate::ops::probes::PATHS.contains(&req.uri().path().as_str()) {
+            tracing::debug!(
+                target: "gatehouse::request",
+                request_id,
+                method = %req.method(),
+                uri = %loggable(req),
+                status = res.status().code,
+            );
+        } else {
+            tracing::info!(
+                target: "gatehouse::request",
+                request_id,
+                method = %req.method(),
+                uri = %loggable(req),
+                status = res.status().code,
+            );
+        }
     }
 }

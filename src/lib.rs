@@ -123,7 +123,7 @@ mod gatehouse;
 pub mod odata;
 
 internal! {
-    mod auth, body, clock, db, domain, error, events, host_routes, i18n, intents, mail, reply,
+    mod auth, body, clock, db, domain, error, events, host_routes, i18n, intents, mail, ops, reply,
         routes, screens, security, session, shared, state, sweep, workers;
 }
 
@@ -140,4 +140,4 @@ pub use intents::{
     CompanySize, DefaultDispenser, Intent, IntentContext, IntentDispenser, IntentKind,
     IntentResult, JobFunction, LegalForm, OrgSetupHandler, OrgSetupRequest, PasswordChangeReason,
 };
-pub use session::{AuthUser, Guest, Session};
+pub use session::{AuthUser, Guest, HostData, Session};

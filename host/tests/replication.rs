@@ -438,3 +438,60 @@ async fn a_standby_of_another_server_is_refused_as_a_replica_at_start() {
         "a standby of another server",
     ]);
 }
+
+/// `GET /readyz`'s status and body.
+async fn readyz(http: &Client, base: &str) -> (StatusCode, Value) {
+    let response = http
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .expect("an answer");
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_the_primary_without_a_restart() {
+    let Some(cluster) = PgCluster::start(0) else {
+        return;
+    };
+    fill(&cluster);
+    let (base, shutdown, _) = serve(&cluster.primary_url(), &[]).await;
+    let http = Client::new();
+    assert_eq!(
+        readyz(&http, &base).await,
+        (StatusCode::OK, json!({"status": "ready"}))
+    );
+
+    // The primary stops: the probe says so within 2 s, in words.
+    cluster.stop(Node::Primary);
+    let stopped = Instant::now();
+    let said = wait_for(Duration::from_secs(2), || async {
+        readyz(&http, &base).await.0 == StatusCode::SERVICE_UNAVAILABLE
+    })
+    .await;
+    assert!(said, "503 within 2 s (waited {:?})", stopped.elapsed());
+    let (_, body) = readyz(&http, &base).await;
+    assert_eq!(body["status"], "unavailable", "{body}");
+    let reason = body["checks"]["database"].as_str().unwrap_or_default();
+    assert!(
+        !reason.is_empty() && !reason.contains("postgres://"),
+        "{body}"
+    );
+    // The liveness probe does not ask the database.
+    let live = http
+        .get(format!("{base}/healthz"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(live.status(), StatusCode::OK);
+
+    // It comes back: ready again, with no restart of the host.
+    cluster.start_node(Node::Primary);
+    let back = wait_for(Duration::from_secs(15), || async {
+        readyz(&http, &base).await.0 == StatusCode::OK
+    })
+    .await;
+    assert!(back, "ready again once the primary answers");
+    shutdown.notify();
+}

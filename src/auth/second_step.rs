@@ -22,6 +22,8 @@
 //! `Passkeys::finish_second_step`, all visible in `auth/` alone), and a
 //! check is had only from [`SecondFactorLimit::reserve`]: no answer is
 //! looked at without its reservation, and each is reported as it went.
+//! A pending sign-in's second step goes through [`SecondStep::answer`]
+//! (`sign_in.rs`), which keeps that order and answers a [`Step`].
 //!
 //! ```ignore
 //! let Reserved::Check(check) = limit.reserve(user_id).await? else { return too_many() };
@@ -41,6 +43,10 @@ use super::two_factor::{
     TwoFactorError,
 };
 use crate::db::{Db, DbError};
+
+mod sign_in;
+
+pub use sign_in::{Given, Passed, Refused, SecondStep, Step};
 
 /// Failed codes within [`DAY_SECONDS`] that lock the second step.
 pub const DAY_LIMIT: u32 = 20;

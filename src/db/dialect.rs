@@ -6,6 +6,7 @@ use std::sync::{Mutex, OnceLock};
 
 /// The SQL dialect of the configured database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Dialect {
     /// SQLite 3.35 or newer.
     Sqlite,

@@ -384,6 +384,48 @@ impl Dialect {
     pub(crate) fn limit_offset(self, limit: &str, offset: &str) -> String {
         format!("LIMIT {limit} OFFSET {offset}")
     }
+
+    /// A bound integer (`placeholder`) where nothing around it tells the
+    /// engine its type (a `CASE` arm, a recursive CTE's column): cast so
+    /// that PostgreSQL does not take it for text.
+    pub(crate) fn int_param(self, placeholder: &str) -> String {
+        match self {
+            Self::MySql => format!("CAST({placeholder} AS SIGNED)"),
+            Self::Postgres => format!("CAST({placeholder} AS BIGINT)"),
+            Self::Sqlite => format!("CAST({placeholder} AS INTEGER)"),
+        }
+    }
+
+    /// What keeps a CTE read more than once from being written out as a
+    /// table without indexes on the engines that would (PostgreSQL, and
+    /// SQLite), so that its reads use the set's own: MariaDB merges such a
+    /// CTE into each of its reads by itself. Written before the CTE's `(`.
+    pub(crate) fn cte_read_in_place(self) -> &'static str {
+        match self {
+            Self::MySql => "",
+            Self::Postgres | Self::Sqlite => "NOT MATERIALIZED ",
+        }
+    }
+
+    /// A rank (a number below 90,000,000) as eight digits of text, one level
+    /// of a path that sorts as the tree's preorder.
+    pub(crate) fn rank_digits(self, rank: &str) -> String {
+        match self {
+            Self::MySql => format!("CAST({rank} + 10000000 AS CHAR(8000))"),
+            Self::Postgres | Self::Sqlite => format!("CAST({rank} + 10000000 AS TEXT)"),
+        }
+    }
+
+    /// The join of a walk down a tree, one level's nodes found by their
+    /// parent among the level above: MariaDB would read every node for each
+    /// level and look its parent up instead, so the order written is kept
+    /// there (`STRAIGHT_JOIN`).
+    pub(crate) fn walk_down_join(self) -> &'static str {
+        match self {
+            Self::MySql => "STRAIGHT_JOIN",
+            Self::Postgres | Self::Sqlite => "JOIN",
+        }
+    }
 }
 
 /// What a column holds, as far as reading it back differs between engines

@@ -31,8 +31,9 @@ pub use expressions::{DatePart, Stored, TextValue};
 pub use my_text::Temporal as MyTemporal;
 pub use mysql::MySqlReads;
 pub use postgres::{raw as pg_raw, PgReads};
-pub use reader::{bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
-pub use readers::{ReadLimits, Readers, Reads};
+pub use reader::{ReadLimits, bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
+pub use migrate::Migrations;
+pub use readers::{Readers, Reads, Wanted as ReadersWanted};
 pub use replicas::Replicas;
 pub use schema::{table_columns, Column, SqlType};
 pub use tx::Tx;
@@ -100,6 +101,8 @@ impl From<DbPool> for Db {
 }
 
 /// `rocket_db_pools::Database` asks for it; the pool's methods take `&self`.
+/// `rocket_db_pools::Database` asks for it (a host's `Connection<Db>`);
+/// `DbPool` has no method that changes it.
 impl std::ops::DerefMut for Db {
     fn deref_mut(&mut self) -> &mut DbPool {
         &mut self.0

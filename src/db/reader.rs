@@ -132,20 +132,21 @@ impl ReadFailure {
     }
 }
 
-impl ReadError {
-    /// What this failure means for the caller.
-    pub fn failure(&self) -> ReadFailure {
-        match self {
-            ReadError::Timeout => ReadFailure::Timeout,
-            ReadError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
-                if failure.code == rusqlite::ErrorCode::OperationInterrupted =>
-            {
-                ReadFailure::Timeout
-            }
-            ReadError::Postgres(e) => super::postgres::failure(e),
-            ReadError::PgPool(e) => super::postgres::pool_failure(e),
-            ReadError::MySql(e) => super::mysql::failure(e),
-            ReadError::Sqlite(_) | ReadError::Pool(_) => ReadFailure::Other,
+/// What bulk reads may take of the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// A read statement running longer is cancelled (milliseconds).
+    pub statement_timeout_ms: u32,
+    /// Connections (on SQLite: read threads) bulk reads hold at most; the
+    /// pool that sign-in and sessions use is never among them.
+    pub max_connections: u32,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self {
+            statement_timeout_ms: 5000,
+            max_connections: 8,
         }
     }
 }

@@ -9,8 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{DbError, DbPool, Dialect, MySqlReads, PgReads, ReadError, Replicas, SqliteReader};
-use crate::config::ODataSettings;
+use super::{
+    DbError, DbPool, Dialect, MySqlReads, PgReads, ReadError, ReadFailure, ReadLimits, Replicas,
+    SqliteReader,
+};
 
 /// The connections bulk reads go through, one kind per engine: rows are
 /// decoded straight from the engine's own buffers (sqlx's `Any` driver
@@ -28,23 +30,17 @@ pub enum Reads {
     MySql(MySqlReads),
 }
 
-/// What bulk reads may take of the database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReadLimits {
-    /// A read statement running longer is cancelled (milliseconds).
-    pub statement_timeout_ms: u32,
-    /// Connections (on SQLite: read threads) bulk reads hold at most; the
-    /// pool that sign-in and sessions use is never among them.
-    pub max_connections: u32,
-}
-
-impl Default for ReadLimits {
-    fn default() -> Self {
-        Self {
-            statement_timeout_ms: 5000,
-            max_connections: 8,
-        }
-    }
+/// What the configuration asks of the bulk readers (`odata.*`): their
+/// limits, and the PostgreSQL standbys their reads are spread over with
+/// the lag each may have.
+#[derive(Clone, Copy, Debug)]
+pub struct Wanted<'a> {
+    /// The limits every reader is held to.
+    pub limits: ReadLimits,
+    /// The standbys' URLs (`odata.replicas`).
+    pub replicas: &'a [String],
+    /// How far behind the primary a standby may be and still be read.
+    pub max_replica_lag: Duration,
 }
 
 /// The OData bulk readers of one database, and the dialect their
@@ -79,19 +75,16 @@ impl Readers {
         })
     }
 
-    /// The readers `odata` configures over `db`'s database: held to its
-    /// limits, and spread over its `odata.replicas` (watched from now on;
-    /// the start-up output says how each replica stands) when it names
-    /// some. Replicas are refused on an engine other than PostgreSQL, and
-    /// when one that answers is not a standby of the primary.
-    pub(crate) async fn configured(db: &DbPool, odata: &ODataSettings) -> Result<Readers, String> {
-        let limits = ReadLimits {
-            statement_timeout_ms: odata.statement_timeout_ms,
-            max_connections: odata.max_connections,
-        };
+    /// The readers `wanted` over `db`'s database: held to its limits, and
+    /// spread over its replicas (watched from now on; the start-up output
+    /// says how each replica stands) when it names some. Replicas are
+    /// refused on an engine other than PostgreSQL, and when one that
+    /// answers is not a standby of the primary.
+    pub(crate) async fn configured(db: &DbPool, wanted: &Wanted<'_>) -> Result<Readers, String> {
+        let limits = wanted.limits;
         let readers = Readers::open(db, limits)
             .map_err(|e| format!("cannot open database `databases.main.url`: {e}"))?;
-        if odata.replicas.is_empty() {
+        if wanted.replicas.is_empty() {
             return Ok(readers);
         }
         if db.dialect() != Dialect::Postgres {
@@ -100,8 +93,7 @@ impl Readers {
                 db.dialect()
             ));
         }
-        let lag = Duration::from_millis(odata.max_replica_lag_ms);
-        let replicas = Replicas::new(&odata.replicas, limits, lag)
+        let replicas = Replicas::new(wanted.replicas, limits, wanted.max_replica_lag)
             .map_err(|e| format!("cannot use `odata.replicas`: {e}"))?;
         replicas.check_standbys(db.url()).await?;
         let replicas = Arc::new(replicas);
@@ -139,5 +131,23 @@ impl Readers {
     /// The SQL dialect of the database read.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+}
+
+impl ReadError {
+    /// What this failure means for the caller.
+    pub fn failure(&self) -> ReadFailure {
+        match self {
+            ReadError::Timeout => ReadFailure::Timeout,
+            ReadError::Sqlite(rusqlite::Error::SqliteFailure(failure, _))
+                if failure.code == rusqlite::ErrorCode::OperationInterrupted =>
+            {
+                ReadFailure::Timeout
+            }
+            ReadError::Postgres(e) => super::postgres::failure(e),
+            ReadError::PgPool(e) => super::postgres::pool_failure(e),
+            ReadError::MySql(e) => super::mysql::failure(e),
+            ReadError::Sqlite(_) | ReadError::Pool(_) => ReadFailure::Other,
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! A server engine's `databases.main.url` taken apart for the bulk-read
-//! clients. The URL is written for sqlx (README, "Databases"), whose query
+//! clients. The URL is written for sqlx (docs/databases.md, "Databases"), whose query
 //! parameters the other clients do not all know; each takes from this only
 //! what it needs, so a URL sqlx accepts never stops the reads from starting.
 

@@ -30,6 +30,7 @@ macro_rules! wire_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $wire:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
         pub enum $name { $($(#[$vdoc])* $variant),+ }
 
         impl $name {
@@ -83,6 +84,7 @@ wire_enum!(
 
 /// A validated organisation set-up submission.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct OrgSetupRequest {
     /// Organisation name, 1..=255 characters, trimmed.
     pub org_name: String,
@@ -100,7 +102,7 @@ pub struct OrgSetupRequest {
 
 impl OrgSetupRequest {
     /// Validates the submitted fields; every problem is reported at once.
-    pub fn from_input(input: &Input) -> Result<Self, AuthError> {
+    pub(crate) fn from_input(input: &Input) -> Result<Self, AuthError> {
         let mut errors = FieldErrors::new();
         let org_name = input
             .required_text("org_name", &mut errors)

@@ -10,6 +10,7 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::apply_hierarchy::{related, top_levels, TOP_LEVELS};
+use super::apply_scan::{closing, split_top};
 use super::error::ParseError;
 use super::filter::parse_expr;
 use super::items::{non_negative, parse_orderby, path};
@@ -39,7 +40,7 @@ fn method_of(name: &str) -> Option<Method> {
 
 /// Counts transformations across one `$apply`.
 #[derive(Default)]
-pub(super) struct Budget {
+struct Budget {
     transformations: usize,
 }
 
@@ -61,17 +62,6 @@ pub(crate) fn parse_apply(value: &str) -> Result<Apply, ParseError> {
 /// A `/`-separated sequence in `text`, found at byte `offset` of the whole
 /// value, `depth` levels inside `concat`, `groupby` or a hierarchy
 /// function.
-pub(super) fn sequence_of(
-    text: &str,
-    offset: usize,
-    depth: usize,
-    budget: &mut Budget,
-) -> Result<Apply, ParseError> {
-    sequence(text, offset, depth, budget)
-}
-
-/// A `/`-separated sequence in `text`, found at byte `offset` of the whole
-/// value, `depth` levels inside `concat` or `groupby`.
 fn sequence(
     text: &str,
     offset: usize,
@@ -139,8 +129,14 @@ fn transformation(
             .map_err(nested),
         "aggregate" => aggregates(inner, at).map(Transformation::Aggregate),
         TOP_LEVELS => top_levels(inner, at),
-        "descendants" => related(Direction::Descendants, inner, at, depth, budget),
-        "ancestors" => related(Direction::Ancestors, inner, at, depth, budget),
+        "descendants" | "ancestors" => {
+            let direction = match name {
+                "descendants" => Direction::Descendants,
+                _ => Direction::Ancestors,
+            };
+            let mut start = |text: &str, offset: usize| sequence(text, offset, depth + 1, budget);
+            related(direction, inner, at, &mut start)
+        }
         "groupby" => groupby(inner, at, depth, budget),
         "concat" => {
             let branches = split_top(inner, b',')
@@ -318,98 +314,6 @@ fn identifier(word: &str) -> Option<String> {
 fn property_path(word: &str) -> Option<Path> {
     let segments: Option<Vec<String>> = word.split('/').map(identifier).collect();
     segments.map(Path)
-}
-
-/// Which bytes of `text` are structure, not quoted text: `filter`'s
-/// strings quote with `'` (doubled inside), `search`'s phrases with `"`
-/// (escaped by `\`), each only inside its own transformation.
-fn structural(text: &str) -> Vec<bool> {
-    let bytes = text.as_bytes();
-    let mut mask = vec![false; bytes.len()];
-    // For each open parenthesis: whether it is inside `search(...)`.
-    let mut open: Vec<bool> = Vec::new();
-    let mut quote: Option<u8> = None;
-    let mut pos = 0;
-    while let Some(&b) = bytes.get(pos) {
-        if let Some(q) = quote {
-            if q == b'"' && b == b'\\' {
-                pos += 1;
-            } else if b == q {
-                quote = None;
-            }
-            pos += 1;
-            continue;
-        }
-        let in_search = open.last() == Some(&true);
-        match b {
-            b'\'' if !in_search => quote = Some(b),
-            b'"' if in_search => quote = Some(b),
-            b'(' => {
-                let named = text[..pos].strip_suffix("search").is_some_and(|before| {
-                    !before
-                        .chars()
-                        .next_back()
-                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
-                });
-                open.push(in_search || named);
-                mask[pos] = true;
-            }
-            b')' => {
-                open.pop();
-                mask[pos] = true;
-            }
-            _ => mask[pos] = true,
-        }
-        pos += 1;
-    }
-    mask
-}
-
-/// The parts of `text` between top-level `separator`s (outside quotes and
-/// parentheses), with their byte offsets.
-pub(super) fn split_top(text: &str, separator: u8) -> Vec<(usize, &str)> {
-    let mask = structural(text);
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0usize, 0);
-    for (pos, &b) in text.as_bytes().iter().enumerate() {
-        if !mask[pos] {
-            continue;
-        }
-        match b {
-            b'(' => depth += 1,
-            b')' => depth = depth.saturating_sub(1),
-            _ if b == separator && depth == 0 => {
-                parts.push((start, &text[start..pos]));
-                start = pos + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push((start, &text[start..]));
-    parts
-}
-
-/// The position of the `)` that closes the `(` at `open` in `text`,
-/// skipping quoted text.
-fn closing(text: &str, open: usize) -> Option<usize> {
-    let mask = structural(text);
-    let mut depth = 0usize;
-    for (pos, &b) in text.as_bytes().iter().enumerate().skip(open) {
-        if !mask[pos] {
-            continue;
-        }
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(pos);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 impl Display for Apply {

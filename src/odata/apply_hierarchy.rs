@@ -11,11 +11,11 @@ use std::fmt::{self, Display, Formatter};
 
 use serde_json::Value;
 
-use super::apply::{sequence_of, split_top, Budget};
+use super::apply_scan::split_top;
 use super::declare::is_identifier;
 use super::error::ParseError;
 use super::items::non_negative;
-use super::query::{Direction, ExpandLevel, Related, TopLevels, Transformation};
+use super::query::{Apply, Direction, ExpandLevel, Related, TopLevels, Transformation};
 
 const OPTION: &str = "$apply";
 
@@ -61,13 +61,14 @@ pub(crate) fn top_levels(inner: &str, at: usize) -> Result<Transformation, Parse
     }))
 }
 
-/// The arguments of `descendants(…)` or `ancestors(…)`, found at byte `at`.
+/// The arguments of `descendants(…)` or `ancestors(…)`, found at byte `at`;
+/// `sequence` parses the start nodes' sequence (`$apply`'s own parser, one
+/// level deeper, from the text and its byte offset in the whole value).
 pub(crate) fn related(
     direction: Direction,
     inner: &str,
     at: usize,
-    depth: usize,
-    budget: &mut Budget,
+    sequence: &mut dyn FnMut(&str, usize) -> Result<Apply, ParseError>,
 ) -> Result<Transformation, ParseError> {
     let parts = split_top(inner, b',');
     let [(_, root), (_, qualifier), (_, node_property), (start_at, start), rest @ ..] =
@@ -76,7 +77,7 @@ pub(crate) fn related(
         let message = "expected $root/SET, the qualifier, the node property and a sequence";
         return Err(ParseError::new(OPTION, at, message));
     };
-    let start = sequence_of(start, at + start_at, depth + 1, budget)?;
+    let start = sequence(start, at + start_at)?;
     if start
         .0
         .iter()

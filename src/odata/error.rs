@@ -17,6 +17,7 @@
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{option}: {message} (at position {position})")]
+#[non_exhaustive]
 pub struct ParseError {
     /// The query option at fault, such as `$top`.
     pub option: String,

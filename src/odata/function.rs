@@ -54,7 +54,7 @@ pub enum Function {
 
 impl Function {
     /// Every function.
-    pub const ALL: [Function; 22] = [
+    pub(crate) const ALL: [Function; 22] = [
         Function::Contains,
         Function::StartsWith,
         Function::EndsWith,
@@ -80,7 +80,7 @@ impl Function {
     ];
 
     /// The function's name in OData syntax.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Function::Contains => "contains",
             Function::StartsWith => "startswith",
@@ -108,12 +108,12 @@ impl Function {
     }
 
     /// The function called `name` (case-sensitive), if any.
-    pub fn from_name(name: &str) -> Option<Function> {
+    pub(crate) fn from_name(name: &str) -> Option<Function> {
         Function::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// The smallest and largest number of arguments the function takes.
-    pub fn arity(self) -> (usize, usize) {
+    pub(crate) fn arity(self) -> (usize, usize) {
         match self {
             Function::Now => (0, 0),
             Function::Contains

@@ -26,6 +26,7 @@
 mod aggregation;
 mod apply;
 mod apply_hierarchy;
+mod apply_scan;
 mod batch;
 mod check;
 mod declare;

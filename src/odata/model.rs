@@ -101,6 +101,7 @@ impl EdmType {
 
 /// A structural property: an exposed column with its OData name and type.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Property {
     /// The name clients use.
     pub name: String,
@@ -162,6 +163,7 @@ pub enum NavigationKind {
 
 /// A navigation property: a named link to another entity set.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Navigation {
     /// The name clients use.
     pub name: String,
@@ -242,6 +244,7 @@ pub struct EntitySet {
 /// navigation of the set to itself leads to (a null column makes a root),
 /// named for `$apply`'s hierarchy functions by its qualifier.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Hierarchy {
     /// The qualifier of its annotations (`OrgChart`).
     pub qualifier: String,
@@ -252,7 +255,7 @@ pub struct Hierarchy {
 impl Hierarchy {
     /// The properties a hierarchy's rows carry besides the set's own, all
     /// computed: `(name, type)`.
-    pub const COMPUTED: [(&'static str, EdmType); 6] = [
+    pub(crate) const COMPUTED: [(&'static str, EdmType); 6] = [
         ("DistanceFromRoot", EdmType::Int64),
         ("DrillState", EdmType::String),
         ("LimitedDescendantCount", EdmType::Int64),
@@ -368,12 +371,12 @@ impl EntitySet {
     }
 
     /// The structural property called `name`, if any.
-    pub fn find_property(&self, name: &str) -> Option<&Property> {
+    pub(crate) fn find_property(&self, name: &str) -> Option<&Property> {
         self.properties.iter().find(|p| p.name == name)
     }
 
     /// The navigation property called `name`, if any.
-    pub fn find_navigation(&self, name: &str) -> Option<&Navigation> {
+    pub(crate) fn find_navigation(&self, name: &str) -> Option<&Navigation> {
         self.navigations.iter().find(|n| n.name == name)
     }
 

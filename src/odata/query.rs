@@ -222,7 +222,7 @@ pub(crate) const PRIMARY_PRECEDENCE: u8 = 8;
 
 impl BinaryOp {
     /// Every binary operator.
-    pub const ALL: [BinaryOp; 14] = [
+    pub(crate) const ALL: [BinaryOp; 14] = [
         BinaryOp::Or,
         BinaryOp::And,
         BinaryOp::Eq,
@@ -240,7 +240,7 @@ impl BinaryOp {
     ];
 
     /// The operator's keyword in OData syntax.
-    pub fn keyword(self) -> &'static str {
+    pub(crate) fn keyword(self) -> &'static str {
         match self {
             BinaryOp::Or => "or",
             BinaryOp::And => "and",
@@ -260,12 +260,12 @@ impl BinaryOp {
     }
 
     /// The operator named by `keyword` (case-sensitive), if any.
-    pub fn from_keyword(keyword: &str) -> Option<BinaryOp> {
+    pub(crate) fn from_keyword(keyword: &str) -> Option<BinaryOp> {
         BinaryOp::ALL.into_iter().find(|op| op.keyword() == keyword)
     }
 
     /// Binding strength per OData Part 2: a higher number binds tighter.
-    pub fn precedence(self) -> u8 {
+    pub(crate) fn precedence(self) -> u8 {
         match self {
             BinaryOp::Or => 1,
             BinaryOp::And => 2,

@@ -1,7 +1,8 @@
 //! A passkey ceremony's server half (its challenge), kept in the session
 //! for five minutes and used once: taking it removes it from the session and
 //! claims its challenge in the database, so that an answer verifies at most
-//! once even when several arrive at once, on any instance.
+//! once even when several arrive at once, on any instance. Its browser half
+//! is [`public_key`], the options every ceremony's route answers.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -79,4 +80,10 @@ impl Ceremony {
         claim.failed().await?;
         Ok(serde_json::from_value(kept["state"].clone()).ok())
     }
+}
+
+/// `{"publicKey": …}` of webauthn-rs' options: the mediation is the
+/// script's choice (a button, or the address field's autofill).
+pub fn public_key(mut options: Value) -> Value {
+    json!({ "publicKey": options["publicKey"].take() })
 }

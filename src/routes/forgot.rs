@@ -16,6 +16,7 @@ use crate::error::{AuthError, FieldErrors};
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
+use crate::security::SameOrigin;
 
 /// Parses the one field of the form.
 pub fn email_field(input: &Input) -> Result<Email, AuthError> {
@@ -66,6 +67,6 @@ pub async fn forgot_password(
 
 /// A signed-in browser goes to `dashboard`.
 #[post("/auth/forgot-password", rank = 2)]
-pub fn forgot_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
+pub fn forgot_password_signed_in(_origin: SameOrigin, gh: &State<GatehouseState>) -> Redirect {
     gh.to_dashboard()
 }

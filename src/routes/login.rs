@@ -18,6 +18,7 @@ use crate::error::{AuthError, FieldErrors};
 use crate::reply::Reply;
 use crate::screens::{Posted, Screen};
 use crate::state::GatehouseState;
+use crate::security::SameOrigin;
 
 /// Validated sign-in fields.
 struct Credentials {
@@ -103,6 +104,6 @@ pub async fn login(
 
 /// A signed-in browser posting the sign-in form goes to `dashboard`.
 #[post("/auth/login", rank = 2)]
-pub fn login_signed_in(gh: &State<GatehouseState>) -> Redirect {
+pub fn login_signed_in(_origin: SameOrigin, gh: &State<GatehouseState>) -> Redirect {
     gh.to_dashboard()
 }

@@ -4,6 +4,7 @@
 //! `GatehouseState`.
 
 mod account;
+mod account_screen;
 mod assets;
 mod posting;
 mod catchers;
@@ -13,6 +14,8 @@ mod forgot;
 mod intents;
 mod login;
 mod logout;
+mod new_password;
+mod notices;
 pub(crate) mod notify;
 mod oidc;
 mod oidc_flow;
@@ -23,13 +26,17 @@ mod password_check;
 mod pending;
 mod reset;
 mod screens;
+mod second_factor;
 mod sessions;
 mod sign_in;
+mod submission;
+mod sudo;
 mod two_factor;
 
 use rocket::{routes, Route};
 
 pub use catchers::all as catchers;
+crate::internal! { use oidc::Answer; }
 
 /// Every sign-in, reset, intent and screen route, and the screens' assets,
 /// for mounting at `/`.

@@ -14,11 +14,11 @@ use rocket::response::Redirect;
 use rocket::{get, State};
 use serde_json::json;
 
-use super::confirm;
+use super::oidc_flow::{authorization_url, Flow, FlowKind};
 use super::pending;
 use super::sign_in::{finish, Completing, Proven};
-use super::oidc_flow::{Flow, FlowKind};
-use crate::auth::oidc::{Callback, Identity, LinkError, Links, OidcError, Provider, FLOW_SECONDS};
+use super::sudo::PROOF_SECONDS;
+use crate::auth::oidc::{Callback, Identity, LinkError, Links, OidcError, Provider};
 use crate::auth::once;
 use crate::auth::users::{self, CreateUserError, UserRecord};
 use crate::clock::unix_now;
@@ -73,32 +73,6 @@ async fn start(
             Ok(Redirect::to(from.path()))
         }
     }
-}
-
-/// Starts a flow of `kind` with `provider` in `session` and answers the
-/// provider's URL to send the browser to; `None` while the provider cannot
-/// be reached.
-pub(super) async fn authorization_url(
-    provider: &Provider,
-    session: &Session,
-    kind: FlowKind,
-    remember: bool,
-) -> Option<String> {
-    // A proof must be made now: the provider asks again, whatever session
-    // it has.
-    let fresh = matches!(kind, FlowKind::Confirm { .. });
-    let begun = provider.begin(fresh).await.ok()?;
-    Flow {
-        provider: provider.name.clone(),
-        state: begun.state,
-        nonce: begun.nonce,
-        verifier: begun.verifier,
-        remember,
-        kind,
-        until: unix_now() + FLOW_SECONDS,
-    }
-    .keep(session);
-    Some(begun.url)
 }
 
 /// What the provider's redirect back carries in its query.
@@ -305,7 +279,7 @@ async fn confirmed(
     let now = unix_now();
     let recent = identity
         .auth_time()
-        .filter(|at| (now - confirm::PROOF_SECONDS..=now + 60).contains(at));
+        .filter(|at| (now - PROOF_SECONDS..=now + 60).contains(at));
     let (true, true, Some(_)) = (session.user_id() == Some(user_id), linked, recent) else {
         return refuse(gh, session, from, name, Some(user_id), "oidc_failed").await;
     };

@@ -1,16 +1,18 @@
 //! A flow with a provider, kept in the session from its start to its
 //! callback: ten minutes, taken once (a second callback with the same
 //! `state`, or one in a browser that did not start the flow, finds none).
+//! Every flow starts at [`authorization_url`], whichever route sends the
+//! browser (a guest's sign-in, a link, a fresh proof).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use subtle::ConstantTimeEq;
 
+use crate::auth::oidc::{Provider, FLOW_SECONDS};
 use crate::clock::unix_now;
 use crate::session::Session;
 
 const KEY: &str = "oidc.flow";
-
 
 /// What the callback of a flow does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +69,32 @@ impl Flow {
             && bool::from(flow.state.as_bytes().ct_eq(state.as_bytes()));
         (matches && flow.until > unix_now()).then_some(flow)
     }
+}
+
+/// Starts a flow of `kind` with `provider` in `session` and answers the
+/// provider's URL to send the browser to; `None` while the provider cannot
+/// be reached.
+pub(crate) async fn authorization_url(
+    provider: &Provider,
+    session: &Session,
+    kind: FlowKind,
+    remember: bool,
+) -> Option<String> {
+    // A proof must be made now: the provider asks again, whatever session
+    // it has.
+    let fresh = matches!(kind, FlowKind::Confirm { .. });
+    let begun = provider.begin(fresh).await.ok()?;
+    Flow {
+        provider: provider.name.clone(),
+        state: begun.state,
+        nonce: begun.nonce,
+        verifier: begun.verifier,
+        remember,
+        kind,
+        until: unix_now() + FLOW_SECONDS,
+    }
+    .keep(session);
+    Some(begun.url)
 }
 
 #[cfg(test)]

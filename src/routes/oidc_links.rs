@@ -9,14 +9,13 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::confirm::Confirmed;
-use super::oidc::authorization_url;
+use super::account_screen;
+use super::oidc_flow::{authorization_url, FlowKind};
 use super::posting::AccountRequest;
-use super::oidc_flow::FlowKind;
-use crate::auth::oidc::{Link, Links, Provider};
+use super::sudo::Confirmed;
+use crate::auth::oidc::{Links, Provider};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
-use crate::clock::rfc3339;
 use crate::db::Tx;
 use crate::error::AuthError;
 use crate::events::AuthEvent;
@@ -25,32 +24,10 @@ use crate::screens::{Posted, Screen};
 use crate::session::AuthUser;
 use crate::state::GatehouseState;
 
-/// One link as the list shows it.
-fn summary(gh: &GatehouseState, link: &Link) -> Value {
-    let label = gh
-        .oidc
-        .get(&link.provider)
-        .map_or_else(|| link.provider.clone(), |p| p.settings.label.clone());
-    json!({
-        "id": link.id,
-        "provider": link.provider,
-        "label": label,
-        "created_at": rfc3339(link.created_at),
-        "last_used_at": link.last_used_at.map(rfc3339),
-    })
-}
-
-/// The caller's links as `{"value": [...]}`, oldest first.
-pub async fn listing(gh: &GatehouseState, user: &AuthUser) -> Result<Value, AuthError> {
-    let links = Links(&gh.db).of_user(user.id).await?;
-    let value: Vec<Value> = links.iter().map(|l| summary(gh, l)).collect();
-    Ok(json!({ "value": value }))
-}
-
 /// `GET /auth/oidc/links`.
 #[get("/auth/oidc/links")]
 pub async fn list(user: AuthUser, gh: &State<GatehouseState>) -> Result<Json<Value>, AuthError> {
-    Ok(Json(listing(gh, &user).await?))
+    Ok(Json(account_screen::links(gh, &user).await?))
 }
 
 /// `POST /auth/oidc/<name>/link` `{password}`: the provider's sign-in,

@@ -9,18 +9,15 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::confirm::Confirmed;
-use super::posting::GuestRequest;
-use super::posting::AccountRequest;
-use super::ceremony::Ceremony;
-use super::sign_in::{finish, Completing, Proven};
+use super::account_screen;
+use super::ceremony::{public_key, Ceremony};
 use super::notify::{notify, recipient};
-use crate::auth::passkeys::{
-    Assertion, PasskeyError, PasskeySummary, Registration, Verified, MAX_NAME_CHARS,
-};
+use super::posting::{AccountRequest, GuestRequest};
+use super::sign_in::{finish, Completing, Proven};
+use super::sudo::Confirmed;
+use crate::auth::passkeys::{Assertion, PasskeyError, Registration, Verified, MAX_NAME_CHARS};
 use crate::auth::users;
 use crate::body::{BodyError, Input};
-use crate::clock::rfc3339;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::{AuthEvent, Origin};
 use crate::mail::Notice;
@@ -38,31 +35,13 @@ fn on(gh: &GatehouseState) -> Result<(), AuthError> {
     }
 }
 
-/// A passkey as the list shows it.
-pub fn summary_json(passkey: &PasskeySummary) -> Value {
-    json!({
-        "id": passkey.id,
-        "name": passkey.name,
-        "created_at": rfc3339(passkey.created_at),
-        "last_used_at": passkey.last_used_at.map(rfc3339),
-    })
-}
-
-/// The caller's passkeys as `{"value": [...]}`, oldest first; `None` while
-/// passkeys are off.
-pub async fn listing(gh: &GatehouseState, user: &AuthUser) -> Result<Option<Value>, AuthError> {
-    if !gh.passkeys.is_on() {
-        return Ok(None);
-    }
-    let passkeys = gh.passkeys.list(user.id).await?;
-    let value: Vec<Value> = passkeys.iter().map(summary_json).collect();
-    Ok(Some(json!({ "value": value })))
-}
-
 /// `GET /auth/passkeys`.
 #[get("/auth/passkeys")]
 pub async fn list(user: AuthUser, gh: &State<GatehouseState>) -> Result<Json<Value>, AuthError> {
-    listing(gh, &user).await?.map(Json).ok_or(AuthError::NotFound)
+    account_screen::passkeys(gh, &user)
+        .await?
+        .map(Json)
+        .ok_or(AuthError::NotFound)
 }
 
 /// `POST /auth/passkeys/options` `{password}`: creation options for a new
@@ -282,10 +261,4 @@ async fn verify(
         }
         Err(error) => Err(error.into()),
     }
-}
-
-/// `{"publicKey": …}` of webauthn-rs' options: the mediation is the
-/// script's choice (a button, or the address field's autofill).
-pub fn public_key(mut options: Value) -> Value {
-    json!({ "publicKey": options["publicKey"].take() })
 }

@@ -9,10 +9,10 @@
 
 use rocket::{post, State};
 
-use super::account::set_new_password;
-use super::confirm::current_password;
-use super::intents::reply;
+use super::new_password::set_new_password;
 use super::posting::AccountRequest;
+use super::submission::reply;
+use super::sudo::current_password;
 use crate::body::{BodyError, Input};
 use crate::intents::{IntentResult, Submission};
 use crate::reply::Reply;

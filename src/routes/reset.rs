@@ -7,8 +7,8 @@ use rocket::{get, post, State};
 use secrecy::SecretString;
 use serde_json::json;
 
+use super::new_password::send_password_changed;
 use super::posting::GuestRequest;
-use super::account::send_password_changed;
 use crate::auth::reset::broker;
 use crate::auth::users;
 use crate::body::{BodyError, Input};
@@ -21,6 +21,7 @@ use crate::screens::Screen;
 use crate::db::Tx;
 use crate::session::{credential_change, Ending};
 use crate::state::GatehouseState;
+use crate::security::SameOrigin;
 
 /// The courtesy pre-check of a mailed link: to the set-password screen when
 /// the account and a live token exist, else to `/login`. Nothing is consumed.
@@ -152,6 +153,6 @@ async fn reset(
 
 /// A signed-in browser goes to `dashboard`.
 #[post("/auth/reset-password", rank = 2)]
-pub fn reset_password_signed_in(gh: &State<GatehouseState>) -> Redirect {
+pub fn reset_password_signed_in(_origin: SameOrigin, gh: &State<GatehouseState>) -> Redirect {
     gh.to_dashboard()
 }

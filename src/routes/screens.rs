@@ -6,6 +6,7 @@ use rocket::response::Redirect;
 use rocket::{get, State};
 use serde_json::{json, Value};
 
+use super::notices;
 use crate::error::AuthError;
 use crate::i18n::Language;
 use crate::intents::{CompanySize, JobFunction};
@@ -15,22 +16,6 @@ use crate::screens::{Page, Screen, View};
 use crate::state::GatehouseState;
 
 type Html = Result<Page, AuthError>;
-
-/// Notices a screen may show from its query string (after a script-driven step).
-pub(super) fn notice(code: Option<&str>) -> Option<&'static str> {
-    const SHOWN: [&str; 9] = [
-        "reset_success",
-        "reset_link_sent",
-        "other_sessions_ended",
-        "two_factor_pending",
-        "two_factor_disabled",
-        "passkey_added",
-        "passkey_removed",
-        "oidc_unlinked",
-        "identity_confirmed",
-    ];
-    SHOWN.into_iter().find(|shown| code == Some(*shown))
-}
 
 /// `GET /login`: the sign-in screen. `?redirect=/path` sets where to go after
 /// signing in, for same-site paths only.
@@ -53,7 +38,7 @@ pub fn login(
         .collect();
     let view = View {
         flash: session.take_flash(),
-        notice: self::notice(notice),
+        notice: notices::shown(notice),
         extra: vec![("oidc", Value::Array(providers))],
         ..View::default()
     };

@@ -7,10 +7,9 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::confirm::Confirmed;
+use super::account_screen;
 use super::posting::{AccountRequest, Keeping};
-use crate::events::agent;
-use crate::clock::rfc3339;
+use super::sudo::Confirmed;
 use crate::error::AuthError;
 use crate::events::AuthEvent;
 use crate::reply::Reply;
@@ -19,26 +18,6 @@ use crate::db::Tx;
 use crate::session::{store, void_remembered_session, AuthUser, Session};
 use crate::state::GatehouseState;
 
-/// The user's sessions as `{"value": [...]}`, most recently active first.
-pub async fn listing(gh: &GatehouseState, user: &AuthUser, session: &Session) -> Result<Value, AuthError> {
-    let current = session.stored_id();
-    let sessions = store::of_user(&gh.db, user.id).await?;
-    let value: Vec<Value> = sessions
-        .iter()
-        .map(|s| {
-            json!({
-                "id": store::handle(&s.id_hash),
-                "ip_address": s.ip_address,
-                "user_agent": s.user_agent,
-                "device": agent::device(s.user_agent.as_deref()),
-                "last_activity": rfc3339(s.last_activity),
-                "current": current.as_deref() == Some(s.id_hash.as_str()),
-            })
-        })
-        .collect();
-    Ok(json!({ "value": value }))
-}
-
 /// `GET /auth/sessions`.
 #[get("/auth/sessions")]
 pub async fn list(
@@ -46,7 +25,9 @@ pub async fn list(
     session: Session,
     gh: &State<GatehouseState>,
 ) -> Result<Json<Value>, AuthError> {
-    listing(gh, &user, &session).await.map(Json)
+    account_screen::sessions(gh, &user, &session)
+        .await
+        .map(Json)
 }
 
 /// What ending one session answers: 204, or a 303 back to the account

@@ -2,11 +2,15 @@
 //! factor, or by passkey — in one place: [`finish`] signs the proven user
 //! in under a new session id, issues the remember-me cookie when asked,
 //! records the event, tells the owner of a new device and dispenses the
-//! next intent (`password_change` first for a password found breached).
+//! next intent (`password_change` first for a password found breached);
+//! [`after_second_step`] first completes what a pending sign-in left to do.
 
+use rocket::serde::json::Json;
 use serde_json::json;
 
 use super::notify::{new_device, notify, Recipient};
+use super::pending::Pending;
+use crate::auth::second_step::Passed;
 use crate::auth::users::{self, UserRecord};
 use crate::error::AuthError;
 use crate::events::{AuthEvent, Origin};
@@ -227,3 +231,42 @@ pub async fn finish(
     ))
 }
 
+/// Completes `pending`, whose second step `passed` (the pending sign-in is
+/// already ended): a spent recovery code is recorded, a password the first
+/// step found breached marks the user only now, and [`finish`] signs them
+/// in. A recovery code of an earlier, weaker set asks the user to renew the
+/// set (a flash, and `renew_recovery_codes` in JSON).
+pub async fn after_second_step(
+    gh: &GatehouseState,
+    at: Completing<'_, '_>,
+    pending: Pending,
+    passed: Passed,
+    is_form: bool,
+) -> Result<Reply, AuthError> {
+    let user_id = pending.user_id;
+    if passed.recovery_code {
+        let used = AuthEvent::RecoveryCodeUsed { user_id };
+        gh.events.emit(used, at.from).await;
+    }
+    let mut user = users::find_by_id(&gh.db, user_id)
+        .await?
+        .ok_or(AuthError::Unauthenticated)?;
+    if pending.breached {
+        note_breached(gh, &mut user, at.from).await?;
+    }
+    let session = at.session;
+    let proven = Proven::after_second_step(user, pending.remember, is_form, pending.provider);
+    let reply = finish(gh, at, proven).await?;
+    if !passed.renew_recovery_codes {
+        return Ok(reply);
+    }
+    // A code of an earlier, weaker set: the user is asked to renew them.
+    session.set_flash(json!({"message": "recovery_codes_renew"}));
+    Ok(match reply {
+        Reply::Json(Json(mut body)) => {
+            body["renew_recovery_codes"] = json!(true);
+            Reply::json(body)
+        }
+        other => other,
+    })
+}

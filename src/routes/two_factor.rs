@@ -1,55 +1,35 @@
 //! Two-factor sign-in: turning it on (`POST /auth/two-factor`, then
 //! `/confirm` with a first code), new recovery codes, turning it off, and
 //! the second step of signing in (`GET /login/two-factor`,
-//! `POST /auth/two-factor-challenge`).
+//! `POST /auth/two-factor-challenge`), whose answer `auth::second_step`
+//! checks: the routes read it, and tell what its outcome was.
 
 use rocket::response::Redirect;
 use rocket::serde::json::Json;
-use rocket::{get, post, Responder, State};
+use rocket::{get, post, State};
 use serde_json::{json, Value};
 
-use super::confirm::Confirmed;
-use super::posting::GuestRequest;
-use super::posting::{AccountRequest, Keeping};
-use super::account;
-use super::ceremony::Ceremony;
-use super::passkeys;
-use super::sign_in::{finish, note_breached, Completing, Proven};
+use super::account_screen::{self, Shown};
+use super::ceremony::{public_key, Ceremony};
 use super::notify::{notify, recipient};
 use super::pending;
-use crate::auth::second_step::{
-    Answer, Failure, Reserved, Verdict, CLOSED_RETRY_SECONDS, DAY_LIMIT, IN_ROW_LIMIT,
-};
+use super::posting::{AccountRequest, GuestRequest, Keeping};
+use super::second_factor::{refused_sign_in, told};
+use super::sign_in::{after_second_step, Completing};
+use super::sudo::Confirmed;
 use crate::auth::passkeys::Assertion;
-use crate::auth::two_factor::RecoveryCodes;
-use crate::auth::users;
+use crate::auth::second_step::{Given, Reserved, SecondStep, Step};
 use crate::body::{BodyError, Input};
+use crate::db::Tx;
 use crate::error::{AuthError, FieldErrors};
-use crate::events::{AuthEvent, Origin};
+use crate::events::AuthEvent;
 use crate::i18n::Language;
-use crate::mail::{mailbox, Notice};
+use crate::mail::Notice;
 use crate::reply::Reply;
 use crate::screens::{Page, Posted, Screen, View};
 use crate::security::SameOrigin;
-use crate::db::Tx;
-use crate::session::{AuthUser, Guest, Session};
+use crate::session::{Guest, Session};
 use crate::state::GatehouseState;
-
-/// A JSON or redirect answer, or a page rendered in place (what must never
-/// wait in the session: recovery codes).
-#[derive(Responder)]
-#[allow(clippy::large_enum_variant)]
-pub enum Shown {
-    /// JSON, or a 303.
-    Reply(Reply),
-    /// A rendered screen (200).
-    Page(Page),
-}
-
-/// The recovery codes as a JSON array.
-fn codes_json(codes: &RecoveryCodes) -> Value {
-    json!(codes.expose())
-}
 
 /// `POST /auth/two-factor` `{password}`: a new secret, not active until
 /// confirmed. This answer is the only one that shows it: JSON, or the
@@ -86,7 +66,7 @@ pub async fn enable(
             extra: vec![("enrolment", shown)],
             ..View::default()
         };
-        account::render(gh, user, session, language, view)
+        account_screen::render(gh, user, session, language, view)
             .await
             .map(Shown::Page)
     }
@@ -101,6 +81,19 @@ fn code_field(input: &Input, name: &str) -> Result<String, AuthError> {
         Some(code) if errors.is_empty() => Ok(code),
         _ => Err(AuthError::Validation(errors)),
     }
+}
+
+/// Reads the answer to the second step: a passkey's `credential`, else a
+/// `recovery_code`, else the one `code` field.
+fn given(input: &Input) -> Result<Given, AuthError> {
+    let mut ignored = FieldErrors::new();
+    if let Some(credential) = input.object("credential", &mut ignored) {
+        return Ok(Given::Passkey(credential));
+    }
+    if let Some(recovery) = input.text("recovery_code", &mut ignored) {
+        return Ok(Given::RecoveryCode(recovery));
+    }
+    code_field(input, "code").map(Given::Code)
 }
 
 /// `POST /auth/two-factor/confirm` `{code}`: turns it on and shows the
@@ -140,40 +133,11 @@ pub async fn confirm(
             .await?;
         gh.events.emit(AuthEvent::TwoFactorEnabled { user_id: user.id }, from).await;
         notify(gh, recipient(user), language, &Notice::TwoFactorOn);
-        shown_codes(gh, user, session, language, &input, "two_factor_enabled", &codes).await
+        let message = "two_factor_enabled";
+        account_screen::shown_codes(gh, user, session, language, &input, message, &codes).await
     }
     .await;
     Posted(answer)
-}
-
-/// A wrong second-factor answer, counted: the `two_factor_failed` event,
-/// and the lockout's event and mail when it locked or closed the second
-/// step. Answers the error to give, 429 once no further answer is checked.
-pub(super) async fn told(
-    gh: &GatehouseState,
-    failure: Failure,
-    user_id: i64,
-    from: &Origin,
-    language: Language,
-) -> Result<AuthError, AuthError> {
-    gh.events
-        .emit(AuthEvent::TwoFactorFailed { user_id }, from)
-        .await;
-    let spent = match failure {
-        Failure::Counted { spent } => spent,
-        Failure::LockedOut { retry_after } => {
-            locked_out(gh, user_id, from, language, Lockout::Hour).await?;
-            Some(retry_after)
-        }
-        Failure::Closed => {
-            locked_out(gh, user_id, from, language, Lockout::UntilReset).await?;
-            Some(CLOSED_RETRY_SECONDS)
-        }
-    };
-    Ok(match spent {
-        Some(retry_after) => AuthError::Throttled { retry_after },
-        None => AuthError::TwoFactorFailed,
-    })
 }
 
 /// `POST /auth/two-factor/recovery-codes` `{password}`: a new set; the old
@@ -199,36 +163,11 @@ pub async fn recovery_codes(
             .change_credentials(gh, Keeping::PasswordSessions, renew)
             .await?;
         notify(gh, recipient(user), language, &Notice::RecoveryCodesRenewed);
-        shown_codes(gh, user, session, language, &input, "recovery_codes_renewed", &codes).await
+        let message = "recovery_codes_renewed";
+        account_screen::shown_codes(gh, user, session, language, &input, message, &codes).await
     }
     .await;
     Posted(answer)
-}
-
-/// New recovery codes: JSON with them, or the account screen showing them,
-/// rendered in place so that they are never kept in the session.
-async fn shown_codes(
-    gh: &GatehouseState,
-    user: &AuthUser,
-    session: &Session,
-    language: Language,
-    input: &Input,
-    message: &'static str,
-    codes: &RecoveryCodes,
-) -> Result<Shown, AuthError> {
-    if !input.is_form() {
-        return Ok(Shown::Reply(Reply::json(
-            json!({"message": message, "recovery_codes": codes_json(codes)}),
-        )));
-    }
-    let view = View {
-        flash: Some(json!({"message": message})),
-        extra: vec![("recovery_codes", codes_json(codes))],
-        ..View::default()
-    };
-    account::render(gh, user, session, language, view)
-        .await
-        .map(Shown::Page)
 }
 
 /// `POST /auth/two-factor/disable` `{password}`: in one transaction with
@@ -315,91 +254,34 @@ pub async fn challenge(
             }
             return Err(AuthError::Unauthenticated);
         };
-        let mut ignored = FieldErrors::new();
-        let credential = input.object("credential", &mut ignored);
-        let recovery = input.text("recovery_code", &mut ignored);
-        let code = match (&credential, &recovery) {
-            (None, None) => Some(code_field(&input, "code")?),
-            _ => None,
+        let given = given(&input)?;
+        let second_step = SecondStep {
+            limit: &gh.throttles.second_factor,
+            two_factor: &gh.two_factor,
+            passkeys: &gh.passkeys,
         };
-        let check = match gh.throttles.second_factor.reserve(pending.user_id).await? {
-            Reserved::Check(check) => check,
-            Reserved::Refused { retry_after } => {
-                pending::end(session);
-                return Err(AuthError::Throttled { retry_after });
-            }
-        };
-        let answer = match (&credential, &recovery, &code) {
-            (Some(credential), _, _) => {
-                match Ceremony::SecondStep.take::<Assertion>(gh, session).await? {
-                    Some(assertion) => Answer::Passkey {
-                        credential,
-                        assertion,
-                    },
-                    None => Answer::Unchallenged,
-                }
-            }
-            (None, Some(recovery), _) => Answer::RecoveryCode(recovery),
-            (None, None, Some(code)) => Answer::Code(code),
-            (None, None, None) => Answer::Unchallenged,
-        };
-        let verdict = check
-            .answer(&gh.two_factor, &gh.passkeys, pending.epoch, answer)
+        let kept = async || Ceremony::SecondStep.take::<Assertion>(gh, session).await;
+        let step = second_step
+            .answer(pending.user_id, pending.epoch, &given, kept)
             .await?;
-        let renew = match verdict {
-            Verdict::Passed {
-                renew_recovery_codes,
-            } => renew_recovery_codes,
-            Verdict::Refused {
-                failure,
-                counter_went_back,
-            } => {
-                if let Some(passkey_id) = counter_went_back {
-                    let event = AuthEvent::PasskeyRefused {
-                        user_id: pending.user_id,
-                        passkey_id,
-                    };
-                    gh.events.emit(event, from).await;
-                }
-                let error = told(gh, failure, pending.user_id, from, language).await?;
+        match step {
+            Step::Closed { retry_after } => {
+                pending::end(session);
+                Err(AuthError::Throttled { retry_after })
+            }
+            Step::Refused(refused) => {
+                let error = refused_sign_in(gh, refused, pending.user_id, from, language).await?;
                 if matches!(error, AuthError::Throttled { .. }) {
                     pending::end(session);
-                    return Err(error);
                 }
-                return Err(match credential {
-                    Some(_) => AuthError::PasskeyFailed,
-                    None => error,
-                });
+                Err(error)
             }
-        };
-        pending::end(session);
-        if recovery.is_some() {
-            gh.events.emit(AuthEvent::RecoveryCodeUsed {
-                user_id: pending.user_id,
-            }, from).await;
-        }
-        let mut user = users::find_by_id(&gh.db, pending.user_id)
-            .await?
-            .ok_or(AuthError::Unauthenticated)?;
-        if pending.breached {
-            note_breached(gh, &mut user, from).await?;
-        }
-        let at = Completing::new(jar, session, from, language);
-        let proven =
-            Proven::after_second_step(user, pending.remember, input.is_form(), pending.provider);
-        let reply = finish(gh, at, proven).await?;
-        if !renew {
-            return Ok(reply);
-        }
-        // A code of an earlier, weaker set: the user is asked to renew them.
-        session.set_flash(json!({"message": "recovery_codes_renew"}));
-        Ok(match reply {
-            Reply::Json(Json(mut body)) => {
-                body["renew_recovery_codes"] = json!(true);
-                Reply::json(body)
+            Step::Passed(passed) => {
+                pending::end(session);
+                let at = Completing::new(jar, session, from, language);
+                after_second_step(gh, at, pending, passed, input.is_form()).await
             }
-            other => other,
-        })
+        }
     }
     .await;
     Posted(answer)
@@ -424,50 +306,5 @@ pub async fn passkey_options(
         .await?
         .ok_or(AuthError::NotFound)?;
     Ceremony::SecondStep.keep(&session, &options, &assertion)?;
-    Ok(Json(passkeys::public_key(options)))
-}
-
-/// How long a lockout keeps the second step closed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lockout {
-    /// The day's limit: an hour.
-    Hour,
-    /// Failures in a row: until the password is reset by mail.
-    UntilReset,
-}
-
-/// The day's limit of wrong codes was reached, or the limit in a row: the
-/// `lockout` event and the mail to the user, who learns that their
-/// password is known (and, closed until a reset, how to open it again).
-async fn locked_out(
-    gh: &GatehouseState,
-    user_id: i64,
-    from: &Origin,
-    language: Language,
-    lockout: Lockout,
-) -> Result<(), AuthError> {
-    gh.events
-        .emit(AuthEvent::SecondFactorLockout { user_id }, from)
-        .await;
-    let Some(user) = users::find_by_id(&gh.db, user_id).await? else {
-        return Ok(());
-    };
-    let forgot = gh.settings.absolute(Screen::ForgotPassword.path());
-    let sent = gh
-        .composer
-        .second_factor_lockout(
-            language,
-            &user.name,
-            match lockout {
-                Lockout::Hour => DAY_LIMIT,
-                Lockout::UntilReset => IN_ROW_LIMIT,
-            },
-            lockout == Lockout::UntilReset,
-            &forgot,
-        )
-        .and_then(|mail| mailbox(&user.name, &user.email).map(|to| gh.mailer.send(to, mail)));
-    if let Err(e) = sent {
-        tracing::error!(error = %e, "second-factor lockout mail not sent");
-    }
-    Ok(())
+    Ok(Json(public_key(options)))
 }

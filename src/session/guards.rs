@@ -19,6 +19,7 @@ use crate::shared::Shared;
 
 /// The signed-in user of this request.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AuthUser {
     /// `users.id`.
     pub id: i64,

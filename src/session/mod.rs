@@ -25,6 +25,7 @@ pub use remember::{
     remember, sweep as sweep_remembered, void_session as void_remembered_session,
 };
 pub use store::{Ending, SignedInBy};
+crate::internal! { use remember::Presented; }
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -102,6 +103,31 @@ pub enum RecallNotice {
     },
 }
 
+/// The prefix of every key a host keeps through [`Session::host`]; no key
+/// of Gatehouse's starts with it.
+const HOST_PREFIX: &str = "host:";
+
+/// A host's own data in a [`Session`] (see [`Session::host`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HostData<'a>(&'a Session);
+
+impl HostData<'_> {
+    /// The host's value under `key`.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.0.get(&format!("{HOST_PREFIX}{key}"))
+    }
+
+    /// Keeps `value` under `key` until the session ends.
+    pub fn insert(&self, key: &str, value: Value) {
+        self.0.insert(&format!("{HOST_PREFIX}{key}"), value);
+    }
+
+    /// Removes and answers the host's value under `key`.
+    pub fn remove(&self, key: &str) -> Option<Value> {
+        self.0.remove(&format!("{HOST_PREFIX}{key}"))
+    }
+}
+
 /// The current request's session; clones share it.
 #[derive(Clone, Debug, Default)]
 pub struct Session(Arc<Mutex<State>>);
@@ -145,20 +171,38 @@ impl Session {
         self.lock().id.as_deref().map(sha256_hex)
     }
 
+    /// The host's own session data: a namespace of its own, which cannot
+    /// read or write what Gatehouse keeps in the session (the sign-in
+    /// waiting for its second step, sudo mode's window, a provider's flow).
+    ///
+    /// ```
+    /// use gatehouse::Session;
+    /// use serde_json::json;
+    ///
+    /// let session = Session::default();
+    /// session.host().insert("cart", json!([3, 4]));
+    /// assert_eq!(session.host().get("cart"), Some(json!([3, 4])));
+    /// assert_eq!(session.host().remove("cart"), Some(json!([3, 4])));
+    /// assert_eq!(session.host().get("reauth"), None, "never Gatehouse's keys");
+    /// ```
+    pub fn host(&self) -> HostData<'_> {
+        HostData(self)
+    }
+
     /// A value from the session data.
-    pub fn get(&self, key: &str) -> Option<Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<Value> {
         self.lock().payload.data.get(key).cloned()
     }
 
     /// Stores a value in the session data.
-    pub fn insert(&self, key: &str, value: Value) {
+    pub(crate) fn insert(&self, key: &str, value: Value) {
         let mut s = self.lock();
         s.payload.data.insert(key.to_owned(), value);
         s.dirty = true;
     }
 
     /// Removes and returns a value from the session data.
-    pub fn remove(&self, key: &str) -> Option<Value> {
+    pub(crate) fn remove(&self, key: &str) -> Option<Value> {
         let mut s = self.lock();
         let value = s.payload.data.remove(key);
         s.dirty |= value.is_some();

@@ -39,7 +39,9 @@ struct Gate {
 async fn held(session: Session, gate: &State<Arc<Gate>>) -> &'static str {
     gate.entered.notify_one();
     gate.release.notified().await;
-    session.insert("note", json!("written after the session ended"));
+    session
+        .host()
+        .insert("note", json!("written after the session ended"));
     "done"
 }
 
@@ -153,7 +155,7 @@ async fn a_live_session_keeps_what_a_request_stores() {
         .sessions()
         .await
         .into_iter()
-        .filter_map(|(_, _, payload)| payload["data"]["note"].as_str().map(str::to_owned))
+        .filter_map(|(_, _, payload)| payload["data"]["host:note"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(notes, ["written after the session ended"]);
 }

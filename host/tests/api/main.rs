@@ -38,6 +38,7 @@ mod oidc;
 #[path = "../oidc/harness.rs"]
 #[allow(dead_code)]
 mod oidc_provider;
+mod ops;
 mod outage;
 mod passkeys;
 mod passwords;

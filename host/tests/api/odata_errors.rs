@@ -102,6 +102,13 @@ async fn bad_options_on_count_and_entity_routes_are_400_too() {
     get(&app, "Categories(1)/items", &[("$orderby", "nope")])
         .await
         .assert_error(Status::BadRequest, Some("$orderby"));
+    // A navigation's `$skiptoken` is refused before its parent is looked
+    // up: a parent that is not there changes nothing.
+    for parent in ["Categories(1)", "Categories(999)"] {
+        get(&app, &format!("{parent}/items"), &[("$skiptoken", "x")])
+            .await
+            .assert_error(Status::BadRequest, Some("$skiptoken"));
+    }
 }
 
 #[rocket::async_test]

@@ -25,6 +25,7 @@ async fn numbers_database() -> TestDb {
              (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < {ROWS}) \
              SELECT n, CONCAT('n', n) FROM c"
         ),
+        _ => unreachable!("an engine the suite does not know"),
     };
     let fill = if db.dialect() == Dialect::Sqlite {
         fill.replace("CONCAT('n', n)", "'n' || n")

@@ -350,6 +350,7 @@ async fn spawn_moments() -> TestApp {
             "CREATE TABLE moments (id BIGINT PRIMARY KEY, at DATETIME(6), clock TIME(6))"
         }
         Dialect::Sqlite => "CREATE TABLE moments (id INTEGER PRIMARY KEY, at DATETIME, clock TIME)",
+        _ => unreachable!("an engine the suite does not know"),
     };
     db.execute(db.query(table)).await.expect("create moments");
     let text = |s: Option<&str>| s.map_or("NULL".to_owned(), |s| format!("'{s}'"));
@@ -362,6 +363,7 @@ async fn spawn_moments() -> TestApp {
                 m.clock,
             ),
             Dialect::Sqlite => (m.at_stored.map(str::to_owned), m.clock_stored),
+            _ => unreachable!("an engine the suite does not know"),
         };
         let sql = format!(
             "INSERT INTO moments (id, at, clock) VALUES ({}, {}, {})",

@@ -40,6 +40,7 @@ async fn wide_database() -> TestDb {
              (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < {ROWS}) \
              SELECT n, printf('%.{LABEL}c', 'x') FROM c"
         ),
+        _ => unreachable!("an engine the suite does not know"),
     };
     db.execute(db.query("CREATE TABLE wide (id BIGINT PRIMARY KEY, label VARCHAR(400) NOT NULL)"))
         .await
@@ -111,6 +112,7 @@ async fn reading(db: &Db) -> Option<Option<i64>> {
              AND INFO LIKE '%`wide`%'"
         }
         Dialect::Sqlite => return None,
+        _ => unreachable!("an engine the suite does not know"),
     };
     let found = db
         .fetch_optional(sqlx::query(sql))

@@ -68,6 +68,7 @@ async fn spawn_pets() -> TestApp {
         Dialect::MySql if has_uuid_type(&db).await => "UUID",
         Dialect::MySql => "CHAR(36)",
         Dialect::Sqlite => "TEXT",
+        _ => unreachable!("an engine the suite does not know"),
     };
     let mut statements = vec![
         format!("CREATE TABLE owners (id {uuid} PRIMARY KEY, name VARCHAR(32) NOT NULL)"),

@@ -63,7 +63,7 @@ impl TestDb {
                 url.set_path(&name);
                 (format!("CREATE DATABASE {name}"), url.to_string())
             }
-            Dialect::Sqlite => panic!("GATEHOUSE_TEST_DATABASE_URL names a server, not SQLite"),
+            _ => panic!("GATEHOUSE_TEST_DATABASE_URL names a server, not SQLite"),
         };
         admin
             .execute(sqlx::query(&admin.dialect().placeholders(&create)))

@@ -205,25 +205,6 @@ impl<'m> Statement<'m> {
         })
     }
 
-    /// What keeps a CTE read more than once from being written out as a
-    /// table without indexes on the engines that would (PostgreSQL, and
-    /// SQLite), so that its reads use the set's own: MariaDB merges such
-    /// a CTE into each of its reads by itself.
-    fn inline(&self) -> &'static str {
-        match self.dialect {
-            Dialect::MySql => "",
-            Dialect::Postgres | Dialect::Sqlite => "NOT MATERIALIZED ",
-        }
-    }
-
-    /// A rank as one level of a path: eight digits.
-    fn level(&self, rank: &str) -> String {
-        match self.dialect {
-            Dialect::MySql => format!("CAST({rank} + 10000000 AS CHAR(8000))"),
-            _ => format!("CAST({rank} + 10000000 AS TEXT)"),
-        }
-    }
-
     /// The recursive CTE `name`: the walk from each node of `source` whose
     /// key `start` (a CTE of `gh_key`s) holds up through its ancestors in
     /// `source`, one row per start node and node reached, `gh_up` steps
@@ -256,12 +237,17 @@ impl<'m> Statement<'m> {
         let mut arms = String::new();
         for entry in expand {
             let value = self.node_value(&entry.node);
-            let levels = entry
-                .levels
-                .map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
+            let levels = self.levels(entry.levels, 0);
             arms.push_str(&format!(" WHEN {key} = {value} THEN {levels}"));
         }
         format!("CASE{arms} ELSE {otherwise} END")
+    }
+
+    /// A request's number of levels (`None`: all), less `less`, bound.
+    fn levels(&mut self, levels: Option<u64>, less: i64) -> String {
+        let levels = levels.map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
+        let placeholder = self.w.bind(Bind::Int(levels - less));
+        self.dialect.int_param(&placeholder)
     }
 
     /// An `ExpandLevels` node value bound as the key's type.
@@ -345,7 +331,7 @@ impl<'m> Statement<'m> {
             None => None,
         };
         let scoped = scope.map(|c| format!(" WHERE {c}")).unwrap_or_default();
-        let inline = self.inline();
+        let inline = d.cte_read_in_place();
         let mut ctes = vec![format!(
             "gh_scoped AS {inline}(SELECT {t0}.* FROM {} AS {t0}{scoped})",
             d.quote(&self.set.table)
@@ -369,14 +355,8 @@ impl<'m> Statement<'m> {
         let order = self.sibling_order(asked.order)?;
         let (anchor, depth0, open0, step_open, anchors_by_parent) = match &asked.shape {
             Shape::TopLevels(top) => {
-                let levels = top
-                    .levels
-                    .map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
-                let root_open = self.open(
-                    &top.expand_levels,
-                    &format!("r.{key}"),
-                    &format!("{}", levels - 1),
-                );
+                let below_roots = self.levels(top.levels, 1);
+                let root_open = self.open(&top.expand_levels, &format!("r.{key}"), &below_roots);
                 let child_open =
                     self.open(&top.expand_levels, &format!("c.{key}"), "p.gh_open - 1");
                 let root = self.parentless(source, &format!("r.{parent}"));
@@ -394,29 +374,15 @@ impl<'m> Statement<'m> {
                     "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
                      WHERE {top} GROUP BY u.gh_start)"
                 ));
-                let below = related
-                    .distance
-                    .map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
+                let below = self.levels(related.distance, 1);
                 let anchor = format!("r.{parent} IN (SELECT gh_start FROM gh_rooted)");
                 let depth0 = format!(
                     "(SELECT s.gh_depth + 1 FROM gh_rooted s WHERE s.gh_start = r.{parent})"
                 );
-                (
-                    anchor,
-                    depth0,
-                    format!("{}", below - 1),
-                    "p.gh_open - 1".to_owned(),
-                    true,
-                )
+                (anchor, depth0, below, "p.gh_open - 1".to_owned(), true)
             }
         };
-        // MariaDB would read every node for each level and look its
-        // parent up among the level above: each level's nodes are found by
-        // their parent instead.
-        let down = match d {
-            Dialect::MySql => "STRAIGHT_JOIN",
-            Dialect::Postgres | Dialect::Sqlite => "JOIN",
-        };
+        let down = d.walk_down_join();
         // First the nodes shown, with their columns, each with its depth
         // and the levels shown below it, walked down through the parent
         // column only: nothing after this reads the set again but to tell
@@ -440,8 +406,8 @@ impl<'m> Statement<'m> {
              ORDER BY {lead}{order}) AS gh_sibling FROM gh_shown AS {t0})"
         ));
         // ... and given their preorder paths.
-        let path0 = self.level("r.gh_sibling");
-        let path_step = d.concat("p.gh_path", &self.level("c.gh_sibling"));
+        let path0 = d.rank_digits("r.gh_sibling");
+        let path_step = d.concat("p.gh_path", &d.rank_digits("c.gh_sibling"));
         ctes.push(format!(
             "gh_tree AS (\
              SELECT r.*, {path0} AS gh_path FROM gh_ranked r WHERE r.gh_anchor = 1 \

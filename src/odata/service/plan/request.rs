@@ -9,6 +9,7 @@ use crate::odata::fetch::{fetch_query, Fetch, Restriction};
 use crate::odata::model::{EntitySet, NavigationKind};
 use crate::odata::paging::Page;
 use crate::odata::query::{Path, Query, Select};
+use crate::odata::resolve::QueryError;
 use crate::odata::service::ctx::{Ctx, Source};
 use crate::odata::service::path::{KeySegment, SetPath};
 use crate::odata::service::reply::ODataError;
@@ -158,6 +159,16 @@ fn navigate<'p, 'm, 'q>(
     let target = checked.set();
     // The target's expansions are refused before the parent is read.
     refuse_unreadable(ctx, checked.expand())?;
+    // So is a `$skiptoken`: a navigation's collection is paged by `$skip`
+    // (its next links carry none), whether or not the parent is there.
+    if query.skiptoken.is_some() {
+        return Err(QueryError::new(
+            "invalid_skiptoken",
+            "$skiptoken",
+            "this collection's next links carry no $skiptoken; page it with $skip",
+        )
+        .into());
+    }
     let (internal, column) = match &nav.kind {
         NavigationKind::ToOne { column } => (vec![column.clone()], key_column(target)?),
         NavigationKind::ToMany { remote_column } => (Vec::new(), remote_column.clone()),
