@@ -19,7 +19,8 @@
 //!             .navigation(Navigation::to_many("users", "Users", "org_id")),
 //!     );
 //! let users = model.find("Users").unwrap();
-//! assert_eq!(users.find_property("name").unwrap().column, "display_name");
+//! let name = users.properties.iter().find(|p| p.name == "name").unwrap();
+//! assert_eq!(name.column, "display_name");
 //! ```
 
 use super::scope::{Caller, Scope};
