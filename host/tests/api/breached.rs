@@ -267,11 +267,10 @@ async fn a_sign_in_with_a_listed_password_changes_it_before_anything_else() {
     assert_eq!(json(login).await["next"]["kind"], "redirect");
 }
 
-#[rocket::async_test]
-async fn every_sign_in_of_a_marked_user_is_held_and_ten_minutes_end_it() {
-    let dir = TempDir::new().expect("a directory");
-    let (app, _mailbox, ada) = app_with_a_leaked_password(&dir).await;
-    // A form post, without JavaScript, goes to the change screen.
+/// Ada signs in with her listed password and "keep me signed in" by a
+/// form post, without JavaScript: on to the change screen. Answers her
+/// remember-me cookie.
+async fn signed_in_remembered(app: &crate::helpers::TestApp) -> rocket::http::Cookie<'static> {
     let login = app
         .post_form(
             "/auth/login",
@@ -280,8 +279,14 @@ async fn every_sign_in_of_a_marked_user_is_held_and_ten_minutes_end_it() {
         .await;
     assert_eq!(login.status(), Status::SeeOther);
     assert_eq!(location(&login), "/login/change-password");
-    let remember = set_cookie(&login, "gatehouse_remember").expect("a remember cookie");
-    drop(login);
+    set_cookie(&login, "gatehouse_remember").expect("a remember cookie")
+}
+
+#[rocket::async_test]
+async fn every_sign_in_of_a_marked_user_is_held_and_ten_minutes_end_it() {
+    let dir = TempDir::new().expect("a directory");
+    let (app, _mailbox, ada) = app_with_a_leaked_password(&dir).await;
+    let remember = signed_in_remembered(&app).await;
 
     // A remember-me cookie signs in again, held the same way.
     let browser = app.another_instance().await;
@@ -345,15 +350,7 @@ fn current_password_required() -> Value {
 async fn a_copied_remember_me_cookie_cannot_set_the_new_password_without_the_current_one() {
     let dir = TempDir::new().expect("a directory");
     let (app, _mailbox, ada) = app_with_a_leaked_password(&dir).await;
-    let login = app
-        .post_form(
-            "/auth/login",
-            &format!("email={ADA}&password={LEAKED}&remember=on"),
-        )
-        .await;
-    assert_eq!(location(&login), "/login/change-password");
-    let remember = set_cookie(&login, "gatehouse_remember").expect("a remember cookie");
-    drop(login);
+    let remember = signed_in_remembered(&app).await;
     let hash = app.password_hash(ada).await;
 
     // A thief's browser with a copy of the remember-me cookie recalls the
