@@ -43,6 +43,13 @@ fn filter(dir: &Path) -> PathBuf {
     output
 }
 
+/// An app that checks new passwords against the test's corpus (a filter
+/// file made in `dir`), with its mailbox.
+async fn app_checking_against_the_corpus(dir: &TempDir) -> (crate::helpers::TestApp, Mailbox) {
+    let path = filter(dir.path());
+    spawn_mail_app_with(|f| f.merge(("auth.breached_passwords", path.display().to_string()))).await
+}
+
 fn breached() -> Value {
     json!({"message": "validation_failed", "errors": {"password": ["breached"]}})
 }
@@ -50,10 +57,7 @@ fn breached() -> Value {
 #[rocket::async_test]
 async fn a_listed_password_is_refused_on_change_and_reset_and_an_unlisted_one_is_taken() {
     let dir = TempDir::new().expect("a directory");
-    let path = filter(dir.path());
-    let (app, mailbox) =
-        spawn_mail_app_with(|f| f.merge(("auth.breached_passwords", path.display().to_string())))
-            .await;
+    let (app, mailbox) = app_checking_against_the_corpus(&dir).await;
     let ada = app.create_user(ADA, PASSWORD).await;
     let hash = app.password_hash(ada).await;
     assert_eq!(app.login(ADA, PASSWORD).await, Status::Ok);
@@ -136,10 +140,7 @@ fn new_password(password: &str, confirmation: &str) -> Value {
 /// password is in it (a member of an organisation: after the change, the
 /// host's dispenser sends her to `dashboard`).
 async fn app_with_a_leaked_password(dir: &TempDir) -> (crate::helpers::TestApp, Mailbox, i64) {
-    let path = filter(dir.path());
-    let (app, mailbox) =
-        spawn_mail_app_with(|f| f.merge(("auth.breached_passwords", path.display().to_string())))
-            .await;
+    let (app, mailbox) = app_checking_against_the_corpus(dir).await;
     let ada = app.create_user_with_organisation(ADA, LEAKED).await;
     (app, mailbox, ada)
 }
@@ -436,10 +437,7 @@ async fn the_signed_in_browser_goes_without_the_current_password_only_within_its
 #[rocket::async_test]
 async fn a_listed_password_marks_a_two_factor_account_only_once_its_second_step_passed() {
     let dir = TempDir::new().expect("a directory");
-    let path = filter(dir.path());
-    let (app, _mailbox) =
-        spawn_mail_app_with(|f| f.merge(("auth.breached_passwords", path.display().to_string())))
-            .await;
+    let (app, _mailbox) = app_checking_against_the_corpus(&dir).await;
     // Ada turns two-factor on under a password that is not listed; then
     // her account is given a listed one (set before the list knew it).
     let ada = app.create_user_with_organisation(ADA, UNLISTED).await;
