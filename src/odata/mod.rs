@@ -23,96 +23,63 @@
 
 #![warn(missing_docs)]
 
-mod aggregation;
-mod apply;
-mod apply_hierarchy;
-mod apply_scan;
-mod batch;
+// The pipeline, one folder a step; each imports only the steps before it.
 mod check;
-mod declare;
-mod error;
-mod expand;
-mod fetch;
-mod filter;
-mod function;
-mod hierarchy;
-mod items;
-mod lexer;
-mod metadata;
 mod model;
-mod options;
-mod paging;
-mod print;
+mod plan;
 mod query;
-mod resolve;
-mod scope;
-mod scopes;
-mod search;
-mod security_events;
-mod seek;
 mod service;
-mod skiptoken;
 mod sql;
-mod sql_expr;
-#[cfg(any(test, feature = "internals"))]
-mod statements;
-mod typed;
-mod typing;
-
-#[cfg(test)]
-mod fixture;
-#[cfg(test)]
-mod proptests;
 
 // What a host declares a set with: its properties, navigations and scope.
 pub use crate::config::{HierarchyConfig, NavigationConfig, SetConfig};
-pub use error::ParseError;
-pub use filter::parse_filter;
-pub use model::{EdmType, EntitySet, Hierarchy, Navigation, NavigationKind, Property};
-pub use query::{
+pub use model::scope::{Caller, Scope};
+pub use model::sets::{EdmType, EntitySet, Hierarchy, Navigation, NavigationKind, Property};
+pub use query::error::ParseError;
+pub use query::filter::parse_filter;
+pub use query::syntax::{
     BinaryOp, Expr, Function, Guid, LambdaPredicate, Literal, Path, Quantifier, UnaryOp,
 };
-pub use scope::{Caller, Scope};
 // The security activity log, ready for a host to expose.
-pub use security_events::security_events;
+pub use model::security_events::security_events;
 
 // The pipeline itself.
 crate::internal! {
-    use batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
+    use service::batch_body::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest, CHANGESET};
 }
 crate::internal! {
-    use apply::{MAX_APPLY_DEPTH, MAX_TRANSFORMATIONS};
+    use query::apply::{MAX_APPLY_DEPTH, MAX_TRANSFORMATIONS};
 }
 crate::internal! {
-    use query::{Aggregate, AggregateExpr, Apply, Method, Transformation};
+    use query::syntax::{Aggregate, AggregateExpr, Apply, Method, Transformation};
 }
-crate::internal! { use check::{check_query, Checked, Expansion}; }
-crate::internal! { use declare::declared_sets; }
-crate::internal! { use expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS}; }
+crate::internal! { use check::checked::{check_query, Checked, Expansion}; }
+crate::internal! { use model::declare::declared_sets; }
+crate::internal! { use query::expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS}; }
 crate::internal! {
-    use fetch::{
+    use sql::fetch::{
         count_per_value, count_restricted, fetch_query, order_types, seek_statements, Fetch,
         Restriction,
     };
 }
-crate::internal! { use filter::{MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT}; }
-crate::internal! { use metadata::{metadata_xml, service_document, NAMESPACE}; }
-crate::internal! { use model::Model; }
-crate::internal! { use options::{parse_query, MAX_QUERY_LENGTH}; }
-crate::internal! { use paging::{Page, DEFAULT_PAGE_SIZE}; }
-crate::internal! { use query::{ExpandItem, Format, OrderItem, Query, SearchExpr, Select}; }
-crate::internal! { use resolve::QueryError; }
-crate::internal! { use scopes::Scopes; }
+crate::internal! { use query::filter::{MAX_IN_LIST, MAX_NESTING, MAX_TREE_HEIGHT}; }
+crate::internal! { use model::metadata::{metadata_xml, service_document, NAMESPACE}; }
+crate::internal! { use model::sets::Model; }
+crate::internal! { use query::options::{parse_query, MAX_QUERY_LENGTH, MAX_SKIPTOKEN_LENGTH}; }
+crate::internal! { use check::paging::{Page, DEFAULT_PAGE_SIZE}; }
+crate::internal! { use query::syntax::{ExpandItem, Format, OrderItem, Query, SearchExpr, Select}; }
+crate::internal! { use check::resolve::QueryError; }
+crate::internal! { use check::scopes::Scopes; }
 #[cfg(any(test, feature = "internals"))]
-crate::internal! { use search::parse_search; }
+crate::internal! { use query::search::parse_search; }
 crate::internal! {
     use service::{
         routes, run as run_rows, BodySink, Cell, Cells, Layout, Numbers, ODataError, Reply,
         Service, Sink,
     };
 }
-crate::internal! { use seek::Position; }
-crate::internal! { use skiptoken::{SkipTokens, MAX_SKIPTOKEN_LENGTH}; }
-crate::internal! { use sql::{Bind, Sql}; }
+crate::internal! { use sql::seek::Position; }
+crate::internal! { use check::skiptoken::SkipTokens; }
+crate::internal! { use sql::select::{Bind, Sql}; }
 #[cfg(any(test, feature = "internals"))]
-crate::internal! { use statements::{count_query, filter_sql, page_query}; }
+crate::internal! { use sql::statements::{count_query, filter_sql, page_query}; }

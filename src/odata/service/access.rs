@@ -7,10 +7,10 @@
 use rocket::http::Status;
 use rocket::Request;
 
-use super::reply::ODataError;
 use crate::auth::tokens;
 use crate::db::Db;
-use crate::odata::scope::Caller;
+use crate::odata::model::scope::Caller;
+use crate::odata::plan::error::ODataError;
 use crate::session::{password_change_due, Session};
 
 /// The caller of `req`.

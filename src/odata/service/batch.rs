@@ -13,10 +13,13 @@ use rocket::response::{self, Responder, Response};
 use rocket::Request;
 
 use super::read::{answer, numbers_of, Incoming};
-use super::reply::{ODataError, Reply, Rest, Wire, ODATA_VERSION};
+use super::reply::{Reply, Rest, Wire, ODATA_VERSION};
 use super::state::Service;
-use crate::odata::batch::{parse_batch, Batch, BatchError, BatchFormat, BatchRequest};
-use crate::odata::scope::Caller;
+use crate::odata::model::scope::Caller;
+use crate::odata::plan::error::ODataError;
+use crate::odata::service::batch_body::{
+    parse_batch, Batch, BatchError, BatchFormat, BatchRequest,
+};
 
 /// The largest batch body read; a larger one is refused (400).
 pub const MAX_BATCH_BYTES: u64 = 1024 * 1024;

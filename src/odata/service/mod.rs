@@ -8,16 +8,15 @@
 
 mod access;
 mod batch;
-mod ctx;
-mod path;
-mod plan;
+pub(crate) mod batch_body;
 mod read;
-mod reply;
+pub(crate) mod reply;
 pub mod routes;
-mod rows;
-mod run;
-mod state;
+pub(crate) mod rows;
+pub(crate) mod run;
+pub(crate) mod state;
 
-pub use reply::{ODataError, Reply};
+pub use crate::odata::plan::error::ODataError;
+pub use reply::Reply;
 pub use rows::{run, BodySink, Cell, Cells, Layout, Numbers, Sink};
 pub use state::Service;

@@ -8,24 +8,24 @@ use rocket::request::{FromRequest, Outcome};
 use rocket::Request;
 
 use super::access;
-use super::ctx::Ctx;
-use super::path::{parse_resource, PathError, Resource, SetPath};
-use super::plan;
-use super::reply::{ODataError, Reply};
+use super::reply::Reply;
 use super::rows::Numbers;
 use super::run::run_plan;
 use super::state::Service;
-use crate::odata::aggregation::derive;
-use crate::odata::metadata::{metadata_xml, service_document};
-use crate::odata::model::EntitySet;
-use crate::odata::model::Model;
-use crate::odata::options::{asks_ieee754, parse_query};
-use crate::odata::paging::Page;
-use crate::odata::query::Apply;
-use crate::odata::query::{Format, Query};
-use crate::odata::resolve::QueryError;
-use crate::odata::scope::Caller;
-use crate::odata::scopes::Scopes;
+use crate::odata::check::paging::Page;
+use crate::odata::check::resolve::QueryError;
+use crate::odata::check::scopes::Scopes;
+use crate::odata::model::metadata::{metadata_xml, service_document};
+use crate::odata::model::scope::Caller;
+use crate::odata::model::sets::EntitySet;
+use crate::odata::model::sets::Model;
+use crate::odata::plan;
+use crate::odata::plan::error::ODataError;
+use crate::odata::query::options::{asks_ieee754, parse_query};
+use crate::odata::query::path::{parse_resource, PathError, Resource, SetPath};
+use crate::odata::query::syntax::Apply;
+use crate::odata::query::syntax::{Format, Query};
+use crate::odata::sql::aggregation::derive;
 
 /// What the handler needs from the request besides its path.
 pub struct Incoming<'r> {
@@ -91,16 +91,15 @@ async fn aggregated(
     }
     let model = Model::new().set(derived);
     let derived = &model.sets[0];
-    let ctx = Ctx {
-        service,
-        db: service.db_for(set),
+    let ctx = service.ctx(
+        set,
         caller,
         page,
-        scopes: Scopes::for_caller(&model, &caller),
+        Scopes::for_caller(&model, &caller),
         numbers,
-    };
-    let checked = plan::check(&ctx, derived, &query)?;
-    let plan = plan::request(&ctx, derived, path, &checked, &query)?;
+    );
+    let checked = plan::check(&ctx.request, derived, &query)?;
+    let plan = plan::request(&ctx.request, derived, path, &checked, &query)?;
     run_plan(&ctx, plan).await
 }
 
@@ -194,19 +193,13 @@ async fn resource(
         }
         return Ok(reply);
     }
-    let ctx = Ctx {
-        service,
-        db: service.db_for(set),
-        caller,
-        page,
-        scopes: Scopes::for_caller(&service.model, &caller),
-        numbers,
-    };
+    let scopes = Scopes::for_caller(&service.model, &caller);
+    let ctx = service.ctx(set, caller, page, scopes, numbers);
     // Access, the path and the options are settled before any statement
     // runs: a wrong request is refused whatever the data.
-    let target = plan::target(&ctx, set, &path)?;
-    let checked = plan::check(&ctx, target, &query)?;
-    let plan = plan::request(&ctx, set, &path, &checked, &query)?;
+    let target = plan::target(&ctx.request, set, &path)?;
+    let checked = plan::check(&ctx.request, target, &query)?;
+    let plan = plan::request(&ctx.request, set, &path, &checked, &query)?;
     let mut reply = run_plan(&ctx, plan).await?;
     reply.preference_applied = page.preference_applied();
     if numbers == Numbers::Ieee754Compatible {

@@ -7,7 +7,8 @@ use rocket::{get, post, routes, Route};
 
 use super::batch::Answers;
 use super::read::{answer, Incoming};
-use super::reply::{ODataError, Reply};
+use super::reply::Reply;
+use crate::odata::plan::error::ODataError;
 use crate::security::SameOrigin;
 
 /// Every `/odata` route, as the fairing mounts them.

@@ -2,8 +2,13 @@
 
 use crate::config::{ConfigError, ODataSettings, PaginationSettings};
 use crate::db::{Db, Readers};
-use crate::odata::model::{EntitySet, Model};
-use crate::odata::skiptoken::SkipTokens;
+use crate::odata::check::paging::Page;
+use crate::odata::check::scopes::Scopes;
+use crate::odata::check::skiptoken::SkipTokens;
+use crate::odata::model::scope::Caller;
+use crate::odata::model::sets::{EntitySet, Model};
+use crate::odata::plan::ctx::{Numbers, ODataRequest};
+use crate::odata::service::run::Ctx;
 
 /// What every `/odata` request shares: the model, the paging policy and
 /// batch limit, the token key, the database and the readers of its sets.
@@ -57,9 +62,35 @@ impl Service {
     /// activity log (an event just recorded is shown at once), else the
     /// service's, replicas included.
     pub(crate) fn db_for(&self, set: &EntitySet) -> &Readers {
-        match set.table == crate::odata::security_events::TABLE {
+        match set.table == crate::odata::model::security_events::TABLE {
             true => &self.primary,
             false => &self.readers,
+        }
+    }
+
+    /// What reading `set` for `caller` works with: the request its plan
+    /// is made for, and the readers of `set`.
+    pub(crate) fn ctx<'m>(
+        &'m self,
+        set: &EntitySet,
+        caller: Caller,
+        page: Page,
+        scopes: Scopes<'m>,
+        numbers: Numbers,
+    ) -> Ctx<'m> {
+        let db = self.db_for(set);
+        Ctx {
+            request: ODataRequest {
+                model: &self.model,
+                tokens: &self.tokens,
+                origin: &self.origin,
+                dialect: db.dialect(),
+                caller,
+                page,
+                scopes,
+                numbers,
+            },
+            db,
         }
     }
 }

@@ -3,8 +3,9 @@
 //! a group by which properties a row has), as its first column says.
 
 use super::cells::{Cells, Column};
-use super::values::{Cell, Numbers};
-use crate::odata::service::reply::ODataError;
+use super::values::Cell;
+use crate::odata::plan::ctx::Numbers;
+use crate::odata::plan::error::ODataError;
 use crate::odata::Property;
 
 /// Per branch, the columns its rows carry.

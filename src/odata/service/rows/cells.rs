@@ -9,9 +9,10 @@
 use std::cell::{OnceCell, RefCell};
 
 use super::prefix::Prefix;
-use super::values::{write_bool, write_bytes, write_int, write_value, Cell, Numbers};
+use super::values::{write_bool, write_bytes, write_int, write_value, Cell};
 use crate::db::{pg_raw, pg_text, EngineRow, MyTemporal, ReadError};
-use crate::odata::service::reply::ODataError;
+use crate::odata::plan::ctx::Numbers;
+use crate::odata::plan::error::ODataError;
 use crate::odata::{EdmType, Property};
 
 /// How one property of a row is written: what precedes its value, its

@@ -13,10 +13,11 @@ mod read;
 mod sinks;
 mod values;
 
+pub use crate::odata::plan::ctx::Numbers;
 pub use cells::Cells;
 pub use read::run;
-pub(crate) use read::{run_page, scalar, InlineCount, OrderValues, PageRead};
+pub(crate) use read::{run_page, scalar};
 pub use sinks::{BodySink, Layout, Sink};
 pub(crate) use sinks::{CountSink, Entity, EntitySink, VALUE_OPEN};
 pub(crate) use values::write_str;
-pub use values::{Cell, Numbers};
+pub use values::Cell;

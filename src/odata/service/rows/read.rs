@@ -14,19 +14,9 @@ use super::cells::{Cells, EngineCells};
 use super::sinks::{CountSink, Sink};
 use super::values::{order_literal, Cell};
 use crate::db::{EngineRow, Readers, RowReader};
-use crate::odata::service::reply::ODataError;
-use crate::odata::{EdmType, Literal, Sql};
-
-/// A count that a page statement carries as its column `column` (the same
-/// on every row), read with the page in one trip to the database.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InlineCount {
-    /// The column holding the count.
-    pub column: usize,
-    /// The count alone, for a page without rows; `None` when the page
-    /// starts at the first row, where no row means a count of 0.
-    pub alone: Option<Sql>,
-}
+use crate::odata::plan::error::ODataError;
+use crate::odata::plan::{InlineCount, OrderValues, PageRead};
+use crate::odata::{Literal, Sql};
 
 /// Runs `sql`, handing each row to `sink`; stops reading after `limit` rows
 /// and answers the sink and whether another row followed.
@@ -43,26 +33,6 @@ pub async fn run<S: Sink>(
     };
     let (sink, more, _) = run_page(db, read, limit, sink).await?;
     Ok((sink, more))
-}
-
-/// The statements of one page and what they carry besides its rows.
-pub struct PageRead {
-    /// Read one after another, until the page and its probe row are read.
-    pub statements: Vec<Sql>,
-    /// The collection's count, carried by the statements' rows.
-    pub count: Option<InlineCount>,
-    /// The order's values, carried by the statements' rows.
-    pub order: Option<OrderValues>,
-}
-
-/// The values of a page's order that its statements read, off the last row
-/// the page can hold, for its next link.
-#[derive(Debug, Clone)]
-pub struct OrderValues {
-    /// The column of each value, in order.
-    pub columns: Vec<usize>,
-    /// The values' types, in order.
-    pub types: Vec<EdmType>,
 }
 
 /// Runs the statements of `read` in turn, handing each row to `sink`, until

@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use super::branches::Branches;
 use super::cells::{Cells, Column};
-use super::values::{key_literal, Cell, Numbers};
-use crate::odata::service::reply::{Chunk, ODataError, CHUNK_BYTES};
+use super::values::{key_literal, Cell};
+use crate::odata::plan::ctx::Numbers;
+use crate::odata::plan::error::ODataError;
+use crate::odata::plan::RowShape;
+use crate::odata::service::reply::{Chunk, CHUNK_BYTES};
 use crate::odata::{EdmType, Literal, Property};
 
 /// Consumes the rows of one statement.
@@ -112,6 +115,18 @@ impl Layout {
             internal,
             parent,
         }
+    }
+
+    /// The layout of rows of `shape`.
+    pub(crate) fn of(shape: &RowShape<'_>) -> Layout {
+        let layout = Layout::new(
+            &shape.properties,
+            shape.key,
+            shape.internal.clone(),
+            shape.parent,
+            shape.numbers,
+        );
+        layout.branching(&shape.properties, shape.branches, shape.numbers)
     }
 
     /// The same layout for rows of a `concat`'s branches (none: the

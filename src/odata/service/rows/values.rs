@@ -9,25 +9,6 @@ use time::{Date, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
 use crate::odata::{EdmType, Guid, Literal};
 
-/// How Int64 and Decimal values are written: as JSON numbers, or as JSON
-/// strings for clients whose numbers are IEEE 754 doubles, which would lose
-/// digits past 2^53 (`IEEE754Compatible=true`, as UI5 asks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Numbers {
-    /// JSON numbers.
-    #[default]
-    Json,
-    /// Int64 and Decimal as strings.
-    Ieee754Compatible,
-}
-
-impl Numbers {
-    /// Whether a value of type `edm` is written as a string.
-    pub fn quotes(self, edm: EdmType) -> bool {
-        self == Self::Ieee754Compatible && matches!(edm, EdmType::Int64 | EdmType::Decimal)
-    }
-}
-
 /// One value of a row, borrowed from the driver.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Cell<'a> {

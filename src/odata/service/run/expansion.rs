@@ -11,12 +11,12 @@ use std::collections::{HashMap, HashSet};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use crate::odata::fetch::Restriction;
-use crate::odata::query::Literal;
-use crate::odata::service::ctx::Ctx;
-use crate::odata::service::plan::{key_in_path, Follow};
-use crate::odata::service::reply::ODataError;
-use crate::odata::service::rows::{run, write_str, CountSink, Entity, EntitySink};
+use super::Ctx;
+use crate::odata::plan::error::ODataError;
+use crate::odata::plan::{key_in_path, Follow};
+use crate::odata::query::syntax::Literal;
+use crate::odata::service::rows::{run, write_str, CountSink, Entity, EntitySink, Layout};
+use crate::odata::sql::fetch::Restriction;
 
 /// Loads every follow-up for `parents` and appends it to their JSON.
 pub fn attach<'a, 'p: 'a, 'm: 'a, 'q: 'a>(
@@ -48,8 +48,8 @@ async fn load<'m>(
     follow: Follow<'_, 'm, '_>,
     restriction: &Restriction,
 ) -> Result<Vec<Entity>, ODataError> {
-    let (sql, limit) = follow.statement(ctx, restriction)?;
-    let sink = EntitySink::new(follow.layout);
+    let (sql, limit) = follow.statement(&ctx.request, restriction)?;
+    let sink = EntitySink::new(Layout::of(&follow.layout));
     let (sink, _) = run(ctx.db, sql, limit, sink).await?;
     let mut children = sink.entities;
     attach(ctx, follow.follows, &mut children).await?;
@@ -113,7 +113,7 @@ async fn to_many(
             .filter(|k| seen.insert(k.to_string()))
             .collect(),
     );
-    let counting = follow.counting(ctx, &restriction)?;
+    let counting = follow.counting(&ctx.request, &restriction)?;
     let children = load(ctx, follow, &restriction).await?;
     let mut groups: HashMap<String, Vec<Entity>> = HashMap::new();
     for child in children {
@@ -148,7 +148,7 @@ async fn to_many(
         let path = format!("{}({})/{}", set.name, key_in_path(&parent.key), nav.name);
         let delivered = group.len() as u64;
         if let Some(link) =
-            page.next_link(&ctx.service.origin, &path, options, delivered, more, None)
+            page.next_link(ctx.request.origin, &path, options, delivered, more, None)
         {
             parent.json.push(b',');
             write_str(&mut parent.json, &format!("{}@odata.nextLink", nav.name));
@@ -162,8 +162,8 @@ async fn to_many(
 /// Each parent's count of targets, as `sql` reads them.
 async fn counts(
     ctx: &Ctx<'_>,
-    sql: crate::odata::sql::Sql,
-    key_type: crate::odata::model::EdmType,
+    sql: crate::odata::sql::select::Sql,
+    key_type: crate::odata::model::sets::EdmType,
 ) -> Result<HashMap<String, i64>, ODataError> {
     let sink = CountSink {
         key_type: Some(key_type),

@@ -7,11 +7,22 @@ use rocket::http::Status;
 mod expansion;
 mod page;
 
-use super::ctx::Ctx;
-use super::plan::{Navigate, Plan, Reading, Single};
-use super::reply::{ODataError, Reply};
+use super::reply::Reply;
 use super::rows::{run, scalar};
-use super::rows::{write_str, EntitySink, VALUE_OPEN};
+use super::rows::{write_str, EntitySink, Layout, VALUE_OPEN};
+use crate::db::Readers;
+use crate::odata::plan::ctx::ODataRequest;
+use crate::odata::plan::error::ODataError;
+use crate::odata::plan::{Navigate, Plan, Reading, Single};
+
+/// What carrying out a plan works with: the request it was made for and
+/// the readers its statements run on.
+pub(crate) struct Ctx<'m> {
+    /// The request the plan was made for.
+    pub request: ODataRequest<'m>,
+    /// What the sets are read through.
+    pub db: &'m Readers,
+}
 
 /// Answers the request `plan` plans.
 pub(super) async fn run_plan(ctx: &Ctx<'_>, plan: Plan<'_, '_, '_>) -> Result<Reply, ODataError> {
@@ -74,12 +85,12 @@ async fn target<'p, 'm, 'q>(
         layout,
         target,
     } = navigate;
-    let (sink, _) = run(ctx.db, parent, 1, EntitySink::new(layout)).await?;
+    let (sink, _) = run(ctx.db, parent, 1, EntitySink::new(Layout::of(&layout))).await?;
     let Some(parent) = sink.entities.into_iter().next() else {
         return Err(ODataError::not_found(format!(
             "no such entity in {}",
             target.set.name
         )));
     };
-    target.bind(ctx, parent)
+    target.bind(&ctx.request, parent.key, parent.internal)
 }

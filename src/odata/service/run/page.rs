@@ -10,11 +10,14 @@ use futures::future::{ready, select, Either};
 use futures::{Stream, StreamExt};
 
 use super::expansion::attach;
+use super::Ctx;
 use crate::db::Readers;
-use crate::odata::service::ctx::Ctx;
-use crate::odata::service::plan::{Close, Listing, PagePlan, Rows};
-use crate::odata::service::reply::{Chunk, ODataError, Reply, Rest};
-use crate::odata::service::rows::{run_page, scalar, BodySink, EntitySink, VALUE_OPEN};
+use crate::odata::plan::error::ODataError;
+use crate::odata::plan::{Close, Listing, PagePlan, Rows};
+use crate::odata::service::reply::{Chunk, Reply, Rest};
+use crate::odata::service::rows::{
+    run_page, scalar, write_str, BodySink, EntitySink, Layout, VALUE_OPEN,
+};
 
 /// Answers the collection `listing` plans.
 pub(super) async fn listing(
@@ -22,10 +25,13 @@ pub(super) async fn listing(
     listing: Listing<'_, '_, '_>,
 ) -> Result<Reply, ODataError> {
     let Listing {
-        mut head,
+        context,
         rows,
         close,
     } = listing;
+    let mut head = Vec::with_capacity(256 + 128 * ctx.request.page.rows().min(1000) as usize);
+    head.extend_from_slice(b"{\"@odata.context\":");
+    write_str(&mut head, &context);
     match rows {
         Rows::None { count } => {
             if let Some(sql) = count {
@@ -33,7 +39,7 @@ pub(super) async fn listing(
                 head.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
             }
             head.extend_from_slice(VALUE_OPEN);
-            close.write(&mut head, 0, false, None);
+            write_close(&mut head, &close, 0, false, None);
             Ok(Reply::json(head))
         }
         Rows::Page(page) if page.follows.is_empty() => {
@@ -41,7 +47,7 @@ pub(super) async fn listing(
         }
         Rows::Page(page) => {
             let (delivered, more, token) = gathered(ctx, *page, &mut head).await?;
-            close.write(&mut head, delivered, more, token);
+            write_close(&mut head, &close, delivered, more, token);
             Ok(Reply::json(head))
         }
     }
@@ -66,7 +72,7 @@ pub(super) async fn gathered(
     let token = |last| seal.as_ref().and_then(|s| s.token(last));
     if follows.is_empty() {
         let sink = BodySink {
-            layout,
+            layout: Layout::of(&layout),
             body: std::mem::take(body),
             delivered: 0,
             opened: false,
@@ -77,7 +83,7 @@ pub(super) async fn gathered(
         *body = sink.body;
         return Ok((sink.delivered, more, token(last)));
     }
-    let sink = EntitySink::new(layout);
+    let sink = EntitySink::new(Layout::of(&layout));
     let (sink, more, last) = run_page(ctx.db, read, limit, sink).await?;
     if let Some(n) = sink.count {
         body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
@@ -120,7 +126,7 @@ async fn stream(
         ..
     } = plan;
     let sink = BodySink {
-        layout,
+        layout: Layout::of(&layout),
         body: head,
         delivered: 0,
         opened: false,
@@ -132,7 +138,7 @@ async fn stream(
             .map(|(mut sink, more, last)| {
                 sink.open();
                 let token = seal.and_then(|s| s.token(last));
-                close.write(&mut sink.body, sink.delivered, more, token);
+                write_close(&mut sink.body, &close, sink.delivered, more, token);
                 sink.body
             });
         let _ = to.send_async(end).await;
@@ -157,4 +163,22 @@ async fn stream(
     let mut reply = Reply::json(first);
     reply.rest = Some(Rest(rest));
     Ok(reply)
+}
+
+/// Writes what closes a collection body onto `body`: `]`, the next link
+/// `close` makes after `delivered` entities when `more` rows remain, and
+/// `}`.
+pub(crate) fn write_close(
+    body: &mut Vec<u8>,
+    close: &Close,
+    delivered: u64,
+    more: bool,
+    token: Option<String>,
+) {
+    body.push(b']');
+    if let Some(link) = close.next_link(delivered, more, token) {
+        body.extend_from_slice(b",\"@odata.nextLink\":");
+        write_str(body, &link);
+    }
+    body.push(b'}');
 }

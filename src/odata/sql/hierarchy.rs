@@ -1,0 +1,446 @@
+//! A hierarchy's `$apply` as one recursive statement (`WITH RECURSIVE`) on
+//! every engine, read as a derived set: the set's own properties and the
+//! computed ones, in preorder (`LimitedRank`), so that `$select`, `$count`,
+//! `$top`/`$skip` and server paging apply to it as to any set's rows.
+//!
+//! The caller's scope restricts the nodes first (`gh_scoped`): a node whose
+//! parent is outside it is a root. The tree is walked down from the roots
+//! (or from the start nodes of `descendants`) through the parent column,
+//! each row carrying the node's columns, its depth and how many levels
+//! below it are shown (`Levels` and `ExpandLevels`), so that nothing after
+//! the walk joins the set again; only the nodes shown are then ranked
+//! among their siblings (by the `orderby` given, then the key) and given a
+//! path (each level's rank as eight digits, so that the paths sort in
+//! preorder). Only nodes reached from a root are read: a cycle in the
+//! data has no root and is never followed; the depth is bounded by
+//! [`MAX_DEPTH`].
+
+use crate::db::{Bind, Dialect, SqlType};
+use crate::odata::check::resolve::QueryError;
+use crate::odata::check::scopes::Scopes;
+use crate::odata::check::typed::check_condition;
+use crate::odata::model::sets::{Derived, Model};
+use crate::odata::model::sets::{EdmType, EntitySet, Hierarchy, NavigationKind, Property};
+use crate::odata::query::syntax::{
+    Direction, ExpandLevel, OrderItem, Path, Related, TopLevels, Transformation,
+};
+use crate::odata::sql::expr::Writer;
+use crate::odata::sql::select::search_condition;
+
+const TARGET: &str = "$apply";
+
+/// The deepest level read below a root (or a start node).
+pub const MAX_DEPTH: u32 = 1000;
+
+/// Levels shown below a node when every level is (`Levels` left out, or an
+/// `ExpandLevels` entry's `null`).
+const ALL: i64 = 1_000_000_000;
+
+/// What one hierarchy `$apply` asks.
+struct Asked<'a> {
+    /// `ancestors(…,keep start)` before `TopLevels`: the tree of the nodes
+    /// its sequence picks and their ancestors.
+    ancestors: Option<&'a Related>,
+    /// `TopLevels(…)`, or `descendants(…)`.
+    shape: Shape<'a>,
+    /// The siblings' order.
+    order: &'a [OrderItem],
+}
+
+enum Shape<'a> {
+    TopLevels(&'a TopLevels),
+    Descendants(&'a Related),
+}
+
+/// Whether `steps` use the hierarchy functions.
+pub(crate) fn is_hierarchy(steps: &[Transformation]) -> bool {
+    steps
+        .iter()
+        .any(|s| matches!(s, Transformation::TopLevels(_) | Transformation::Related(_)))
+}
+
+/// The rows a hierarchy `$apply` of `set` makes, as a derived set, and
+/// their order (preorder: `LimitedRank`).
+pub(crate) fn derive<'m>(
+    model: &'m Model,
+    set: &'m EntitySet,
+    steps: &[Transformation],
+    scopes: &'m Scopes<'m>,
+    dialect: Dialect,
+) -> Result<(EntitySet, Vec<OrderItem>), QueryError> {
+    let asked = asked(steps)?;
+    let Some(hierarchy) = &set.hierarchy else {
+        let msg = format!("{} has no hierarchy", set.name);
+        return Err(QueryError::new("invalid_apply", TARGET, msg));
+    };
+    let names = match &asked.shape {
+        Shape::TopLevels(t) => (&t.nodes, &t.qualifier, &t.node_property),
+        Shape::Descendants(r) => (&r.nodes, &r.qualifier, &r.node_property),
+    };
+    let related = asked
+        .ancestors
+        .map(|r| (&r.nodes, &r.qualifier, &r.node_property));
+    for (nodes, qualifier, node_property) in [Some(names), related].into_iter().flatten() {
+        if *nodes != set.name || *qualifier != hierarchy.qualifier || *node_property != set.key {
+            let msg = format!(
+                "the hierarchy of {} is $root/{},{},{}",
+                set.name, set.name, hierarchy.qualifier, set.key
+            );
+            return Err(QueryError::new("invalid_apply", TARGET, msg));
+        }
+    }
+    let statement = Statement::new(model, set, hierarchy, scopes, dialect)?;
+    let (text, binds) = statement.text(&asked)?;
+    // The scope is applied inside the statement, before the tree is made.
+    let mut rows = set.clone();
+    rows.hierarchy = None;
+    rows.scope = None;
+    for (name, edm_type) in Hierarchy::COMPUTED {
+        rows.properties.push(Property {
+            name: name.to_owned(),
+            column: name.to_owned(),
+            edm_type,
+            nullable: true,
+        });
+    }
+    rows.derived = Some(Derived {
+        text,
+        binds,
+        branches: Vec::new(),
+    });
+    let order = vec![OrderItem {
+        path: Path::single("LimitedRank"),
+        descending: false,
+    }];
+    Ok((rows, order))
+}
+
+/// The steps' shape: `[ancestors(…,keep start)/]` then
+/// `[orderby(…)/]TopLevels(…)` or `descendants(…)[/orderby(…)]`.
+fn asked(steps: &[Transformation]) -> Result<Asked<'_>, QueryError> {
+    let refuse = |what: &str| {
+        let msg = format!(
+            "{what} is not supported: [ancestors(…,keep start)/] then [orderby(…)/]TopLevels(…) or descendants(…)[/orderby(…)]"
+        );
+        Err(QueryError::new("apply_unsupported", TARGET, msg))
+    };
+    let mut ancestors = None;
+    let mut order: &[OrderItem] = &[];
+    let mut shape = None;
+    for step in steps {
+        match (step, &shape) {
+            (Transformation::Related(r), None)
+                if r.direction == Direction::Ancestors && ancestors.is_none() =>
+            {
+                if !r.keep_start || r.distance.is_some() {
+                    return refuse("ancestors without keep start, or with a distance");
+                }
+                ancestors = Some(r);
+            }
+            (Transformation::OrderBy(items), _) if order.is_empty() => order = items,
+            (Transformation::TopLevels(t), None) => shape = Some(Shape::TopLevels(t)),
+            (Transformation::Related(r), None) if r.direction == Direction::Descendants => {
+                if r.keep_start {
+                    return refuse("descendants with keep start");
+                }
+                shape = Some(Shape::Descendants(r))
+            }
+            (Transformation::Identity, _) => {}
+            (other, _) => {
+                let text = other.to_string();
+                return refuse(text.split('(').next().unwrap_or_default());
+            }
+        }
+    }
+    match shape {
+        Some(shape) => Ok(Asked {
+            ancestors,
+            shape,
+            order,
+        }),
+        None => refuse("ancestors without TopLevels"),
+    }
+}
+
+/// The pieces of a set's recursive statement.
+struct Statement<'m> {
+    model: &'m Model,
+    set: &'m EntitySet,
+    dialect: Dialect,
+    w: Writer<'m>,
+    /// The key and parent columns, quoted.
+    key: String,
+    parent: String,
+    key_property: &'m Property,
+}
+
+impl<'m> Statement<'m> {
+    fn new(
+        model: &'m Model,
+        set: &'m EntitySet,
+        hierarchy: &Hierarchy,
+        scopes: &'m Scopes<'m>,
+        dialect: Dialect,
+    ) -> Result<Self, QueryError> {
+        let parent = set
+            .navigations
+            .iter()
+            .find(|n| n.name == hierarchy.parent)
+            .and_then(|n| match &n.kind {
+                NavigationKind::ToOne { column } => Some(column.clone()),
+                NavigationKind::ToMany { .. } => None,
+            });
+        let (Some(parent), Some(key_property)) = (parent, set.key_property()) else {
+            let msg = format!("the hierarchy of {} has no parent column", set.name);
+            return Err(QueryError::new("invalid_apply", TARGET, msg));
+        };
+        Ok(Self {
+            model,
+            set,
+            dialect,
+            w: Writer::new(set, dialect).with_scopes(Some(scopes)),
+            key: dialect.quote(&key_property.column),
+            parent: dialect.quote(&parent),
+            key_property,
+        })
+    }
+
+    /// The recursive CTE `name`: the walk from each node of `source` whose
+    /// key `start` (a CTE of `gh_key`s) holds up through its ancestors in
+    /// `source`, one row per start node and node reached, `gh_up` steps
+    /// above it, bounded by [`MAX_DEPTH`].
+    fn rootward(&self, name: &str, source: &str, start: &str) -> String {
+        let (key, parent) = (&self.key, &self.parent);
+        format!(
+            "{name} (gh_start, gh_key, gh_parent, gh_up) AS (\
+             SELECT n.{key}, n.{key}, n.{parent}, 0 FROM {source} n WHERE n.{key} IN (SELECT gh_key FROM {start}) \
+             UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM {name} u JOIN {source} p ON p.{key} = u.gh_parent \
+             WHERE u.gh_up < {MAX_DEPTH})"
+        )
+    }
+
+    /// Whether a node whose parent's key is `parent` is a root of the
+    /// nodes of `source`: it has no parent, or none among them.
+    fn parentless(&self, source: &str, parent: &str) -> String {
+        let key = &self.key;
+        format!(
+            "{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = {parent})"
+        )
+    }
+
+    /// The levels shown below a node whose key is `key` when `otherwise`
+    /// would be: its `ExpandLevels` entry, if it has one.
+    fn open(&mut self, expand: &[ExpandLevel], key: &str, otherwise: &str) -> String {
+        if expand.is_empty() {
+            return otherwise.to_owned();
+        }
+        let mut arms = String::new();
+        for entry in expand {
+            let value = self.node_value(&entry.node);
+            let levels = self.levels(entry.levels, 0);
+            arms.push_str(&format!(" WHEN {key} = {value} THEN {levels}"));
+        }
+        format!("CASE{arms} ELSE {otherwise} END")
+    }
+
+    /// A request's number of levels (`None`: all), less `less`, bound.
+    fn levels(&mut self, levels: Option<u64>, less: i64) -> String {
+        let levels = levels.map_or(ALL, |n| i64::try_from(n).unwrap_or(ALL).min(ALL));
+        let placeholder = self.w.bind(Bind::Int(levels - less));
+        self.dialect.int_param(&placeholder)
+    }
+
+    /// An `ExpandLevels` node value bound as the key's type.
+    fn node_value(&mut self, node: &serde_json::Value) -> String {
+        let integer_key = matches!(
+            self.key_property.edm_type,
+            EdmType::Int16 | EdmType::Int32 | EdmType::Int64
+        );
+        let bind = match node {
+            serde_json::Value::Number(n) if integer_key => {
+                Bind::Int(n.as_i64().unwrap_or_default())
+            }
+            serde_json::Value::String(s) if integer_key => match s.parse::<i64>() {
+                Ok(n) => Bind::Int(n),
+                Err(_) => Bind::Text(s.clone()),
+            },
+            serde_json::Value::String(s) => Bind::Text(s.clone()),
+            other => Bind::Text(other.to_string()),
+        };
+        self.w.bind(bind)
+    }
+
+    /// The condition of a `filter`/`search` sequence over `t0`.
+    fn picked(&mut self, start: &[Transformation]) -> Result<String, QueryError> {
+        let mut typed = Vec::new();
+        let mut wheres = Vec::new();
+        for step in start {
+            match step {
+                Transformation::Filter(expr) => {
+                    typed.push(check_condition(self.model, self.set, expr, TARGET)?)
+                }
+                Transformation::Search(search) => {
+                    let searched: Vec<&Property> = self.set.searchable_properties().collect();
+                    if searched.is_empty() {
+                        let msg = format!("{} cannot be searched", self.set.name);
+                        return Err(QueryError::new("search_unsupported", TARGET, msg));
+                    }
+                    wheres.push(search_condition(&mut self.w, &searched, search));
+                }
+                _ => {}
+            }
+        }
+        let all: Vec<_> = typed.iter().collect();
+        wheres.extend(self.w.condition(&all)?);
+        Ok(match wheres.is_empty() {
+            true => "1 = 1".to_owned(),
+            false => wheres.join(" AND "),
+        })
+    }
+
+    /// The siblings' order, for `ROW_NUMBER()`, over alias `t0`.
+    fn sibling_order(&self, order: &[OrderItem]) -> Result<String, QueryError> {
+        let t0 = self.w.root_alias();
+        let mut terms = Vec::new();
+        for item in order {
+            let name = item.path.to_string();
+            let Some(property) = self.set.find_property(&name) else {
+                let msg = format!(
+                    "{} has no property '{name}' to order siblings by",
+                    self.set.name
+                );
+                return Err(QueryError::new("unknown_property", TARGET, msg));
+            };
+            let expr = self.w.property(&t0, property);
+            terms.push(
+                self.dialect
+                    .order_term(&expr, item.descending, property.nullable),
+            );
+        }
+        terms.push(format!("{t0}.{}", self.key));
+        Ok(terms.join(", "))
+    }
+
+    /// The statement and its binds.
+    fn text(mut self, asked: &Asked<'_>) -> Result<(String, Vec<Bind>), QueryError> {
+        let d = self.dialect;
+        let (key, parent) = (self.key.clone(), self.parent.clone());
+        let t0 = self.w.root_alias();
+        let scope = match self.w.root_scope()? {
+            Some(scope) => self.w.condition(&[scope])?,
+            None => None,
+        };
+        let scoped = scope.map(|c| format!(" WHERE {c}")).unwrap_or_default();
+        let inline = d.cte_read_in_place();
+        let mut ctes = vec![format!(
+            "gh_scoped AS {inline}(SELECT {t0}.* FROM {} AS {t0}{scoped})",
+            d.quote(&self.set.table)
+        )];
+        // The nodes the tree is made of: all in scope, or those an
+        // `ancestors` picks and their ancestors.
+        let mut source = "gh_scoped";
+        let filtered = match asked.ancestors {
+            Some(related) => {
+                let picked = self.picked(&related.start.0)?;
+                ctes.push(format!("gh_matched AS (SELECT {t0}.{key} AS gh_key FROM gh_scoped AS {t0} WHERE {picked})"));
+                ctes.push(self.rootward("gh_up", "gh_scoped", "gh_matched"));
+                ctes.push(format!(
+                    "gh_kept AS {inline}(SELECT n.* FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_up))"
+                ));
+                source = "gh_kept";
+                true
+            }
+            None => false,
+        };
+        let order = self.sibling_order(asked.order)?;
+        let (anchor, depth0, open0, step_open, anchors_by_parent) = match &asked.shape {
+            Shape::TopLevels(top) => {
+                let below_roots = self.levels(top.levels, 1);
+                let root_open = self.open(&top.expand_levels, &format!("r.{key}"), &below_roots);
+                let child_open =
+                    self.open(&top.expand_levels, &format!("c.{key}"), "p.gh_open - 1");
+                let root = self.parentless(source, &format!("r.{parent}"));
+                (root, "0".to_owned(), root_open, child_open, false)
+            }
+            Shape::Descendants(related) => {
+                let picked = self.picked(&related.start.0)?;
+                ctes.push(format!(
+                    "gh_start AS (SELECT {t0}.{key} AS gh_key FROM {source} AS {t0} WHERE {picked})"
+                ));
+                // A start node counts only when it is reached from a root.
+                ctes.push(self.rootward("gh_rootward", source, "gh_start"));
+                let top = self.parentless(source, "u.gh_parent");
+                ctes.push(format!(
+                    "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
+                     WHERE {top} GROUP BY u.gh_start)"
+                ));
+                let below = self.levels(related.distance, 1);
+                let anchor = format!("r.{parent} IN (SELECT gh_start FROM gh_rooted)");
+                let depth0 = format!(
+                    "(SELECT s.gh_depth + 1 FROM gh_rooted s WHERE s.gh_start = r.{parent})"
+                );
+                (anchor, depth0, below, "p.gh_open - 1".to_owned(), true)
+            }
+        };
+        let down = d.walk_down_join();
+        // First the nodes shown, with their columns, each with its depth
+        // and the levels shown below it, walked down through the parent
+        // column only: nothing after this reads the set again but to tell
+        // a leaf.
+        ctes.push(format!(
+            "gh_shown AS (\
+             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor FROM {source} r WHERE {anchor} \
+             UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0 \
+             FROM gh_shown p {down} {source} c ON c.{parent} = p.{key} \
+             WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
+        ));
+        // Then only those are ranked among their siblings (the first level
+        // shown as siblings of one another), ...
+        let lead = match anchors_by_parent {
+            true => format!("CASE WHEN {t0}.gh_anchor = 1 THEN {t0}.{parent} END, "),
+            false => String::new(),
+        };
+        ctes.push(format!(
+            "gh_ranked AS (SELECT {t0}.*, \
+             ROW_NUMBER() OVER (PARTITION BY CASE WHEN {t0}.gh_anchor = 1 THEN NULL ELSE {t0}.{parent} END \
+             ORDER BY {lead}{order}) AS gh_sibling FROM gh_shown AS {t0})"
+        ));
+        // ... and given their preorder paths.
+        let path0 = d.rank_digits("r.gh_sibling");
+        let path_step = d.concat("p.gh_path", &d.rank_digits("c.gh_sibling"));
+        ctes.push(format!(
+            "gh_tree AS (\
+             SELECT r.*, {path0} AS gh_path FROM gh_ranked r WHERE r.gh_anchor = 1 \
+             UNION ALL SELECT c.*, {path_step} \
+             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.{key} AND c.gh_anchor = 0)"
+        ));
+        let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = t.{key})");
+        // Paths are digits only: bytes and characters count alike.
+        let below = "(SELECT COUNT(*) FROM gh_tree b WHERE b.gh_depth > t.gh_depth \
+                     AND SUBSTR(b.gh_path, 1, LENGTH(t.gh_path)) = t.gh_path)";
+        let (matched, matched_below) = match filtered {
+            true => (
+                format!("CASE WHEN t.{key} IN (SELECT gh_key FROM gh_matched) THEN TRUE ELSE FALSE END"),
+                format!("(SELECT COUNT(DISTINCT u.gh_start) FROM gh_up u WHERE u.gh_key = t.{key} AND u.gh_up > 0)"),
+            ),
+            false => (d.null_of(SqlType::Boolean), d.null_of(SqlType::Int64)),
+        };
+        let q = |name: &str| d.quote(name);
+        // The rows carry the walk's own columns (`gh_…`) beside the set's;
+        // only the set's and the computed ones are ever selected.
+        let select = format!(
+            "SELECT t.*, t.gh_depth AS {}, \
+             CASE WHEN {leaf} THEN 'leaf' WHEN t.gh_open > 0 THEN 'expanded' ELSE 'collapsed' END AS {}, \
+             {below} AS {}, ROW_NUMBER() OVER (ORDER BY t.gh_path) - 1 AS {}, {matched} AS {}, {matched_below} AS {} \
+             FROM gh_tree t",
+            q("DistanceFromRoot"),
+            q("DrillState"),
+            q("LimitedDescendantCount"),
+            q("LimitedRank"),
+            q("Matched"),
+            q("MatchedDescendantCount"),
+        );
+        let text = format!("WITH RECURSIVE {} {select}", ctes.join(", "));
+        Ok((text, self.w.binds))
+    }
+}
