@@ -8,6 +8,7 @@
 pub mod docs;
 pub mod engine_sql;
 pub mod graph;
+pub mod pipeline;
 pub mod routes;
 pub mod rust;
 
@@ -139,6 +140,7 @@ pub fn check(tree: &Tree) -> Vec<Violation> {
     let mut found = Vec::new();
     found.extend(graph::file_circles(tree));
     found.extend(graph::module_circles(tree));
+    found.extend(pipeline::check(tree));
     found.extend(engine_sql::check(tree));
     found.extend(routes::route_imports(tree));
     found.extend(routes::same_origin(tree));
