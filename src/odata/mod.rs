@@ -58,7 +58,7 @@ crate::internal! { use model::declare::declared_sets; }
 crate::internal! { use query::expand::{MAX_EXPAND_DEPTH, MAX_EXPAND_ITEMS}; }
 crate::internal! {
     use sql::fetch::{
-        count_per_value, count_restricted, fetch_query, order_types, seek_statements, Fetch,
+        count_per_value, count_restricted, fetch_query, seek_statements, Fetch, Order,
         Restriction,
     };
 }

@@ -125,9 +125,10 @@ fn normalise(path: &str) -> String {
 }
 
 /// The rules' names, as an invariant names them (``tidy rule `name` ``).
-pub const RULES: [&str; 7] = [
+pub const RULES: [&str; 8] = [
     "file-circle",
     "module-circle",
+    "pipeline",
     "engine-sql",
     "route-import",
     "same-origin",

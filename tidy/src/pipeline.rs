@@ -103,8 +103,16 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].path, "src/odata/check/checked.rs");
         assert_eq!(found[0].line, 2);
-        assert!(found[0].message.contains("`check` imports `Plan`"), "{}", found[0]);
-        assert!(found[0].message.contains("later step `plan`"), "{}", found[0]);
+        assert!(
+            found[0].message.contains("`check` imports `Plan`"),
+            "{}",
+            found[0]
+        );
+        assert!(
+            found[0].message.contains("later step `plan`"),
+            "{}",
+            found[0]
+        );
     }
 
     #[test]

@@ -65,8 +65,8 @@ pub(super) fn key_restriction(
             key.value
         )));
     }
-    Ok(Restriction {
-        column: property.column.clone(),
-        values: vec![key.value.clone()],
-    })
+    Ok(Restriction::of(
+        property.column.clone(),
+        vec![key.value.clone()],
+    ))
 }

@@ -15,6 +15,7 @@
 //! an earlier statement reads is written when they are read, from what the
 //! plan settled; nothing is looked up or refused then.
 
+mod apply;
 pub(crate) mod ctx;
 pub(crate) mod error;
 mod lookups;
@@ -22,6 +23,7 @@ mod page;
 mod parts;
 mod request;
 
+pub(crate) use apply::derived;
 pub(crate) use lookups::key_in_path;
 pub(crate) use parts::{
     Close, Follow, InlineCount, Listing, Navigate, OrderValues, PagePlan, PageRead, Plan, Reading,

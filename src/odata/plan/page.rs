@@ -13,9 +13,7 @@ use crate::odata::plan::parts::{
     Follow, InlineCount, OrderValues, PagePlan, PageRead, PerParent, RowShape, Seal,
 };
 use crate::odata::query::syntax::Query;
-use crate::odata::sql::fetch::{
-    count_restricted, fetch_query, order_columns, order_types, seek_statements, Fetch,
-};
+use crate::odata::sql::fetch::{count_restricted, fetch_query, seek_statements, Fetch, Order};
 use crate::odata::sql::seek::Position;
 use crate::odata::sql::select::Sql;
 
@@ -24,8 +22,8 @@ pub(super) struct Seeking {
     /// Where the page starts; `None` past `$skip` rows (a link without a
     /// `$skiptoken`), still selecting the order's values for the next link.
     position: Option<Position>,
-    /// The types of the order's terms.
-    types: Vec<EdmType>,
+    /// The order, worked out once.
+    order: Order,
     /// What the page's tokens are bound to.
     binding: String,
 }
@@ -47,11 +45,11 @@ pub(super) fn seeking(
     }
     // A navigation's collection never seeks: its order is not asked for;
     // nor does a derived set's, whose rows no index holds.
-    let types = match source.restriction {
-        None if source.set.derived.is_none() => Some(order_types(checked, ctx.dialect())?),
+    let order = match source.restriction {
+        None if source.set.derived.is_none() => Some(Order::of(checked, ctx.dialect())?),
         _ => None,
     };
-    let Some(types) = types else {
+    let Some(order) = order else {
         return match query.skiptoken {
             Some(_) => Err(QueryError::new(
                 "invalid_skiptoken",
@@ -63,6 +61,7 @@ pub(super) fn seeking(
         };
     };
     let binding = SkipTokens::binding(&source.path, query);
+    let types = order.types();
     let position = match &query.skiptoken {
         Some(token) => Some(Position::After(ctx.tokens.open(&binding, token, &types)?)),
         None if page.offset() == 0 => Some(Position::First),
@@ -70,7 +69,7 @@ pub(super) fn seeking(
     };
     Ok(Some(Seeking {
         position,
-        types,
+        order,
         binding,
     }))
 }
@@ -91,8 +90,8 @@ pub(super) fn page<'p, 'm, 'q>(
     let selected = checked.selected();
     let order = match &seeking {
         Some(s) => Some(OrderValues {
-            columns: order_columns(checked, internal.len(), ctx.dialect())?,
-            types: s.types.clone(),
+            columns: s.order.columns(checked, internal.len(), ctx.dialect()),
+            types: s.order.types(),
         }),
         None => None,
     };
@@ -140,7 +139,7 @@ pub(super) fn page<'p, 'm, 'q>(
     let seal = seeking.map(|s| Seal {
         tokens: ctx.tokens.clone(),
         binding: s.binding,
-        types: s.types,
+        types: s.order.types(),
     });
     Ok(PagePlan {
         read: PageRead {
@@ -200,7 +199,7 @@ pub(super) fn follows<'p, 'm, 'q>(
             branches: &[],
             numbers: ctx.numbers,
         };
-        planned.push(Follow {
+        let follow = Follow {
             expansion,
             parents,
             column,
@@ -208,7 +207,15 @@ pub(super) fn follows<'p, 'm, 'q>(
             internal,
             layout,
             follows: follows(ctx, target, nested)?,
-        });
+        };
+        // Its statements are written once the parents' keys are read (their
+        // text depends on how many there are): written here once without
+        // keys, whatever they would refuse is refused before any statement
+        // runs.
+        let none = follow.restriction(Vec::new());
+        follow.statement(ctx, &none)?;
+        follow.counting(ctx, &none)?;
+        planned.push(follow);
     }
     Ok(planned)
 }

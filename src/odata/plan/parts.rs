@@ -1,11 +1,11 @@
 //! The parts of a read's [`Plan`]: what each statement reads and how its
 //! rows are written, and what waits for keys an earlier statement reads.
 
-use crate::odata::check::checked::{Checked, Expansion};
+use crate::odata::check::checked::Expansion;
 use crate::odata::check::paging::Page;
 use crate::odata::check::skiptoken::SkipTokens;
 use crate::odata::model::sets::Property;
-use crate::odata::model::sets::{EdmType, EntitySet, Navigation};
+use crate::odata::model::sets::{EdmType, EntitySet};
 use crate::odata::plan::ctx::Numbers;
 use crate::odata::plan::ctx::ODataRequest;
 use crate::odata::plan::error::ODataError;
@@ -147,10 +147,7 @@ pub(crate) struct PerParent {
 impl<'m> Follow<'_, 'm, '_> {
     /// The rows holding one of `keys` in the follow's column.
     pub fn restriction(&self, keys: Vec<Literal>) -> Restriction {
-        Restriction {
-            column: self.column.clone(),
-            values: keys,
-        }
+        Restriction::of(self.column.clone(), keys)
     }
 
     /// The statement reading the targets `restriction` admits, and how many
@@ -196,29 +193,20 @@ impl<'m> Follow<'_, 'm, '_> {
     }
 }
 
-/// A navigation of one entity.
+/// A navigation of one entity: its parent's statement, then the target's
+/// reading, both written before either runs.
 pub(crate) struct Navigate<'p, 'm, 'q> {
     /// The statement reading the parent's key (and, to-one, the foreign key).
     pub parent: Sql,
     /// How the parent's row is read.
     pub layout: RowShape<'m>,
-    /// The target, waiting for the parent's row.
-    pub target: Waiting<'p, 'm, 'q>,
-}
-
-/// A reading of a navigation's target, waiting for the key its parent's
-/// row gives.
-pub(crate) struct Waiting<'p, 'm, 'q> {
-    /// The parent's set.
+    /// The parent's set, for the 404 when the parent is not there.
     pub set: &'m EntitySet,
-    /// The navigation followed.
-    pub(super) nav: &'m Navigation,
-    pub(super) shape: Shape,
-    /// The target's column matched against the parent's key (to-many) or
-    /// its foreign key (to-one).
-    pub(super) column: String,
-    pub(super) checked: &'p Checked<'m, 'q>,
-    pub(super) query: &'q Query,
+    /// A to-one navigation: a parent whose foreign key is null leads to no
+    /// entity.
+    pub to_one: bool,
+    /// The target, read once the parent is found.
+    pub target: Reading<'p, 'm, 'q>,
 }
 
 /// What is read of a source.

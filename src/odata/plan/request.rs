@@ -10,11 +10,11 @@ use crate::odata::plan::error::ODataError;
 use crate::odata::plan::lookups::{key_in_path, key_restriction, navigation};
 use crate::odata::plan::page::{count, key_column, key_type, page, refuse_unreadable, seeking};
 use crate::odata::plan::parts::{
-    Close, Listing, Navigate, Plan, Reading, RowShape, Rows, Shape, Single, Waiting,
+    Close, Listing, Navigate, Plan, Reading, RowShape, Rows, Shape, Single,
 };
 use crate::odata::query::path::{KeySegment, SetPath};
-use crate::odata::query::syntax::{Literal, Path, Query, Select};
-use crate::odata::sql::fetch::{fetch_query, Fetch, Restriction};
+use crate::odata::query::syntax::{Path, Query, Select};
+use crate::odata::sql::fetch::{fetch_query, Fetch, Restriction, Through};
 
 /// The set whose rows `path` (below `set`) reads: `set`, or the target of
 /// its navigation. 404 for a navigation `set` lacks or a `$count` of a
@@ -171,9 +171,24 @@ fn navigate<'p, 'm, 'q>(
         )
         .into());
     }
-    let (internal, column) = match &nav.kind {
-        NavigationKind::ToOne { column } => (vec![column.clone()], key_column(target)?),
-        NavigationKind::ToMany { remote_column } => (Vec::new(), remote_column.clone()),
+    let parent_key = key_column(set)?;
+    let (internal, restriction) = match &nav.kind {
+        NavigationKind::ToOne { column } => (
+            vec![column.clone()],
+            Restriction {
+                through: Some(Through {
+                    table: set.table.clone(),
+                    column: column.clone(),
+                    key_column: parent_key,
+                    key: key.value.clone(),
+                }),
+                ..Restriction::of(key_column(target)?, Vec::new())
+            },
+        ),
+        NavigationKind::ToMany { remote_column } => (
+            Vec::new(),
+            Restriction::of(remote_column.clone(), vec![key.value.clone()]),
+        ),
     };
     let keys_only = Query {
         select: Some(Select::Paths(vec![Path::single(&set.key)])),
@@ -188,9 +203,8 @@ fn navigate<'p, 'm, 'q>(
         branches: &[],
         numbers: ctx.numbers,
     };
-    let restriction = key_restriction(set, key)?;
     let fetch = Fetch {
-        restriction: Some(&restriction),
+        restriction: Some(&key_restriction(set, key)?),
         per_value: false,
         internal,
         page: Page::first(1),
@@ -202,45 +216,16 @@ fn navigate<'p, 'm, 'q>(
         (false, true) => Shape::Collection,
         (false, false) => Shape::Entity,
     };
+    let source = Source {
+        set: target,
+        restriction: Some(restriction),
+        path: format!("{}({})/{}", set.name, key_in_path(&key.value), nav.name),
+    };
     Ok(Plan::Navigation(Box::new(Navigate {
         parent: fetch_query(&parent, &fetch, ctx.dialect())?,
         layout,
-        target: Waiting {
-            set,
-            nav,
-            shape,
-            column,
-            checked,
-            query,
-        },
+        set,
+        to_one: !nav.is_collection(),
+        target: reading(ctx, source, checked, query, shape)?,
     })))
-}
-
-impl<'p, 'm, 'q> Waiting<'p, 'm, 'q> {
-    /// The target's reading, given the parent's key and its internal
-    /// columns: `None` for a to-one navigation that leads to no entity.
-    pub fn bind(
-        self,
-        ctx: &ODataRequest<'m>,
-        key: Literal,
-        internal: Vec<Option<Literal>>,
-    ) -> Result<Option<Reading<'p, 'm, 'q>>, ODataError> {
-        let path = format!("{}({})/{}", self.set.name, key_in_path(&key), self.nav.name);
-        let value = match &self.nav.kind {
-            NavigationKind::ToOne { .. } => match internal.into_iter().next().flatten() {
-                Some(fk) => fk,
-                None => return Ok(None),
-            },
-            NavigationKind::ToMany { .. } => key,
-        };
-        let source = Source {
-            set: self.checked.set(),
-            restriction: Some(Restriction {
-                column: self.column,
-                values: vec![value],
-            }),
-            path,
-        };
-        reading(ctx, source, self.checked, self.query, self.shape).map(Some)
-    }
 }

@@ -13,19 +13,15 @@ use super::rows::Numbers;
 use super::run::run_plan;
 use super::state::Service;
 use crate::odata::check::paging::Page;
-use crate::odata::check::resolve::QueryError;
 use crate::odata::check::scopes::Scopes;
 use crate::odata::model::metadata::{metadata_xml, service_document};
 use crate::odata::model::scope::Caller;
 use crate::odata::model::sets::EntitySet;
-use crate::odata::model::sets::Model;
 use crate::odata::plan;
 use crate::odata::plan::error::ODataError;
 use crate::odata::query::options::{asks_ieee754, parse_query};
 use crate::odata::query::path::{parse_resource, PathError, Resource, SetPath};
-use crate::odata::query::syntax::Apply;
 use crate::odata::query::syntax::{Format, Query};
-use crate::odata::sql::aggregation::derive;
 
 /// What the handler needs from the request besides its path.
 pub struct Incoming<'r> {
@@ -67,29 +63,16 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
 /// derived set over the aggregating statement, answered as any set is.
 async fn aggregated(
     path: &SetPath,
-    incoming: &Incoming<'_>,
+    service: &Service,
     caller: Caller,
     set: &EntitySet,
-    mut query: Query,
+    query: Query,
     page: Page,
     numbers: Numbers,
 ) -> Result<Reply, ODataError> {
-    let service = incoming.service;
-    if path.key.is_some() || path.navigation.is_some() {
-        return Err(QueryError::new(
-            "apply_unsupported",
-            "$apply",
-            "$apply applies to an entity set's collection",
-        )
-        .into());
-    }
-    let apply = query.apply.clone().unwrap_or(Apply(Vec::new()));
     let scopes = Scopes::for_caller(&service.model, &caller);
-    let (derived, order) = derive(&service.model, set, &apply, &scopes, service.db.dialect())?;
-    if query.orderby.is_empty() {
-        query.orderby = order;
-    }
-    let model = Model::new().set(derived);
+    let over = service.ctx(set, caller, page, scopes, numbers);
+    let (model, query) = plan::derived(&over.request, set, path, query)?;
     let derived = &model.sets[0];
     let ctx = service.ctx(
         set,
@@ -186,7 +169,7 @@ async fn resource(
         _ => incoming.numbers,
     };
     if query.apply.is_some() {
-        let mut reply = aggregated(&path, incoming, caller, set, query, page, numbers).await?;
+        let mut reply = aggregated(&path, service, caller, set, query, page, numbers).await?;
         reply.preference_applied = page.preference_applied();
         if numbers == Numbers::Ieee754Compatible {
             reply.say_ieee754_compatible();

@@ -206,7 +206,8 @@ impl<'m> Writer<'m> {
         format!("${}", self.binds.len())
     }
 
-    fn alias(&mut self) -> String {
+    /// A fresh table alias.
+    pub(crate) fn alias(&mut self) -> String {
         self.aliases += 1;
         self.dialect.quote(&format!("t{}", self.aliases))
     }

@@ -14,7 +14,7 @@
 //! );
 //! let q = parse_query("$top=2").unwrap();
 //! let checked = check_query(&model, &model.sets[0], &q).unwrap();
-//! let owners = Restriction { column: "owner".into(), values: vec![Literal::Int(1), Literal::Int(2)] };
+//! let owners = Restriction::of("owner", vec![Literal::Int(1), Literal::Int(2)]);
 //! let page = Page::from_prefer(None, 200, None).of(&q);
 //! let fetch = Fetch { restriction: Some(&owners), per_value: true, internal: vec![], page, scopes: None, count: false };
 //! let sql = fetch_query(&checked, &fetch, Dialect::Sqlite).unwrap();
@@ -35,13 +35,42 @@ use crate::odata::sql::select::{
 };
 
 /// Rows whose `column` (a column of the set's table, exposed or not) holds
-/// one of `values`.
+/// one of `values`, or the value read [`Through`] another table's row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Restriction {
     /// The table column compared.
     pub column: String,
-    /// The admitted values; none admits no row.
+    /// The admitted values; none admits no row (unless `through` is set).
     pub values: Vec<Literal>,
+    /// The admitted value is read, when the statement runs, from a row of
+    /// another table instead.
+    pub through: Option<Through>,
+}
+
+/// A value read by the statement itself from one row of another table:
+/// `column` of the row of `table` whose `key_column` holds `key` (a to-one
+/// navigation's foreign key, read with its target).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Through {
+    /// The table holding the row.
+    pub table: String,
+    /// The column whose value is admitted.
+    pub column: String,
+    /// The row's key column.
+    pub key_column: String,
+    /// The row's key.
+    pub key: Literal,
+}
+
+impl Restriction {
+    /// Rows whose `column` holds one of `values`.
+    pub fn of(column: impl Into<String>, values: Vec<Literal>) -> Restriction {
+        Restriction {
+            column: column.into(),
+            values,
+            through: None,
+        }
+    }
 }
 
 /// What a fetch reads besides the query's own options.
@@ -90,7 +119,7 @@ pub fn fetch_query<'m>(
 /// statements whose rows follow each other; or, without one, past the
 /// page's offset. Each also selects, after the internal columns, the
 /// values of the order's terms it does not select already, as `__s<i>`
-/// ([`order_columns`] says where each value is), then `__count`.
+/// ([`Order::columns`] says where each value is), then `__count`.
 pub fn seek_statements<'m>(
     checked: &Checked<'m, '_>,
     fetch: &Fetch<'m>,
@@ -109,37 +138,43 @@ pub fn seek_statements<'m>(
         .collect()
 }
 
-/// The types of the order's terms, as [`seek_statements`] reads them.
-pub fn order_types(
-    checked: &Checked<'_, '_>,
-    dialect: Dialect,
-) -> Result<Vec<EdmType>, QueryError> {
-    let mut w = Writer::new(checked.set(), dialect);
-    Ok(order_terms(&mut w, checked)?
-        .iter()
-        .map(|t| t.edm)
-        .collect())
+/// The order of a page's rows as its next links seek it: each term's type
+/// and where a statement of [`seek_statements`] reads its value; worked out
+/// once, when the page is planned.
+#[derive(Debug, Clone)]
+pub struct Order {
+    terms: Vec<OrderTerm>,
 }
 
-/// The column each of the order's values is read from in a statement of
-/// [`seek_statements`] with `internal` internal columns: a selected
-/// property's own column, or one of its own (`__s<i>`) after the internal
-/// columns, in order, for a term that is not selected.
-pub fn order_columns(
-    checked: &Checked<'_, '_>,
-    internal: usize,
-    dialect: Dialect,
-) -> Result<Vec<usize>, QueryError> {
-    let mut w = Writer::new(checked.set(), dialect);
-    Ok(value_columns(
-        checked,
-        &order_terms(&mut w, checked)?,
-        internal,
-        dialect,
-    ))
+impl Order {
+    /// The order of `checked`'s rows, ending in the key.
+    pub fn of(checked: &Checked<'_, '_>, dialect: Dialect) -> Result<Order, QueryError> {
+        let mut w = Writer::new(checked.set(), dialect);
+        Ok(Order {
+            terms: order_terms(&mut w, checked)?,
+        })
+    }
+
+    /// The types of the order's terms, in order.
+    pub fn types(&self) -> Vec<EdmType> {
+        self.terms.iter().map(|t| t.edm).collect()
+    }
+
+    /// The column each of the order's values is read from in a statement
+    /// of [`seek_statements`] with `internal` internal columns: a selected
+    /// property's own column, or one of its own (`__s<i>`) after the
+    /// internal columns, in order, for a term that is not selected.
+    pub fn columns(
+        &self,
+        checked: &Checked<'_, '_>,
+        internal: usize,
+        dialect: Dialect,
+    ) -> Vec<usize> {
+        value_columns(checked, &self.terms, internal, dialect)
+    }
 }
 
-/// See [`order_columns`]. An instant that `dialect` orders by a normalised
+/// See [`Order::columns`]. An instant that `dialect` orders by a normalised
 /// value rather than as stored (SQLite's text) gets a column of its own for
 /// that value even when selected: the token must carry what the order
 /// compares, not the spelling stored.
@@ -342,6 +377,21 @@ fn counting<'m>(
 }
 
 fn restrict(w: &mut Writer<'_>, restriction: &Restriction) -> String {
+    if let Some(through) = &restriction.through {
+        let column = w.column(&w.root_alias(), &restriction.column);
+        let a = w.alias();
+        let key = w.column(&a, &through.key_column);
+        let test = format!("IN ({})", w.literal(&through.key).sql);
+        let matched = match through.key {
+            Literal::String(_) => w.dialect.text_match(&key, &test),
+            _ => format!("{key} {test}"),
+        };
+        let (value, table) = (
+            w.column(&a, &through.column),
+            w.dialect.quote(&through.table),
+        );
+        return format!("{column} IN (SELECT {value} FROM {table} AS {a} WHERE {matched})");
+    }
     if restriction.values.is_empty() {
         return "1 = 0".to_owned();
     }
@@ -378,10 +428,7 @@ mod tests {
     }
 
     fn authors(values: Vec<Literal>) -> Restriction {
-        Restriction {
-            column: "author_id".into(),
-            values,
-        }
+        Restriction::of("author_id", values)
     }
 
     #[test]

@@ -74,8 +74,8 @@ async fn entity(ctx: &Ctx<'_>, single: Single<'_, '_, '_>) -> Result<Reply, ODat
 }
 
 /// Reads the parent of `navigate` and answers its target's reading: `None`
-/// for a to-one navigation that leads to no entity; 404 when the parent
-/// does not exist (for this caller).
+/// for a to-one navigation whose parent's foreign key is null; 404 when the
+/// parent does not exist (for this caller).
 async fn target<'p, 'm, 'q>(
     ctx: &Ctx<'m>,
     navigate: Navigate<'p, 'm, 'q>,
@@ -83,14 +83,18 @@ async fn target<'p, 'm, 'q>(
     let Navigate {
         parent,
         layout,
+        set,
+        to_one,
         target,
     } = navigate;
-    let (sink, _) = run(ctx.db, parent, 1, EntitySink::new(Layout::of(&layout))).await?;
+    let sink = EntitySink::new(Layout::of(&layout));
+    let (sink, _) = run(ctx.db, parent, 1, sink).await?;
     let Some(parent) = sink.entities.into_iter().next() else {
         return Err(ODataError::not_found(format!(
             "no such entity in {}",
-            target.set.name
+            set.name
         )));
     };
-    target.bind(&ctx.request, parent.key, parent.internal)
+    let leads_nowhere = to_one && parent.internal.first().is_none_or(Option::is_none);
+    Ok((!leads_nowhere).then_some(target))
 }
