@@ -13,7 +13,9 @@ use serde::Deserialize;
 use url::Url;
 
 mod oidc;
+mod ops;
 pub use oidc::OidcSettings;
+pub use ops::{LogFormat, LogSettings, OpsSettings};
 
 /// `base_url` when none is configured, in the debug profile.
 pub const DEBUG_BASE_URL: &str = "http://localhost:8000";
@@ -40,6 +42,8 @@ pub struct Settings {
     pub mail: MailSettings,
     /// OData paging and the sets declared in configuration.
     pub odata: ODataSettings,
+    /// `[ops]` settings.
+    pub ops: OpsSettings,
     /// Whether Rocket runs its debug profile (demo account, relaxed secrets).
     pub debug_profile: bool,
 }
@@ -415,6 +419,7 @@ impl Settings {
         let auth: AuthSettings = extract_or(figment, "auth", AuthSettings::default())?;
         let mail: MailSettings = extract_or(figment, "mail", MailSettings::default())?;
         let odata: ODataSettings = extract_or(figment, "odata", ODataSettings::default())?;
+        let ops: OpsSettings = extract_or(figment, "ops", OpsSettings::default())?;
         let settings = Self {
             base_url,
             public_dir,
@@ -424,6 +429,7 @@ impl Settings {
             auth,
             mail,
             odata,
+            ops,
             debug_profile,
         };
         settings.validate()?;

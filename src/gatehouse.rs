@@ -28,12 +28,12 @@ use crate::intents::{
     DefaultDispenser, IntentDispenser, IntentHandlers, IntentKind, OrgSetupHandler,
 };
 use crate::mail::{Composer, Mailer};
+use crate::metrics::Metrics;
 use crate::odata::{self, declared_sets, EntitySet, Model, Service, SkipTokens};
 use crate::ops::request_id::{self, RequestId};
+use crate::ops::traced::traced;
 use crate::screens::{Screen, Screens};
-use crate::security::{
-    common_headers, is_auth_path, loggable, screen_headers, CONTENT_SECURITY_POLICY,
-};
+use crate::security::{common_headers, is_auth_path, screen_headers, CONTENT_SECURITY_POLICY};
 use crate::session::Session;
 use crate::shared::Shared;
 use crate::state::GatehouseState;
@@ -146,7 +146,14 @@ impl Gatehouse {
             .map_err(|e| format!("database migration failed: {e}"))?;
         let secret_key = two_factor::key::application_key(rocket.figment())?;
         let tokens = SkipTokens::derive(secret_key.expose_secret());
-        let odata = self.odata_service(db, readers, &settings, tokens).await?;
+        let metrics = match settings.ops.metrics {
+            true => Metrics::on(),
+            false => Metrics::off(),
+        };
+        let odata = self
+            .odata_service(db, readers, &settings, tokens)
+            .await?
+            .counted_in(&metrics);
         if !odata.model.sets.is_empty() && odata.readers.reads().is_none() {
             return Err(
                 "`databases.main.url` names an in-memory SQLite database, whose OData \
@@ -158,16 +165,16 @@ impl Gatehouse {
         let catalog = Arc::new(Catalog::load(Screen::messages)?);
         let settings = Arc::new(settings);
         let auth = &settings.auth;
-        let mailer = Mailer::start(&settings.mail)?;
+        let mailer = Mailer::start(&settings.mail)?.counted_in(&metrics);
         let composer = Arc::new(Composer::new(&settings.app_name(), catalog.clone())?);
         let passkeys = Passkeys::new(db.clone(), &settings.base_url, &settings.app_name())?;
         let new_passwords = NewPasswords::new(auth)?;
         let oidc = Oidc::new(&settings)?;
         let state = GatehouseState {
             two_factor: TwoFactor::new(db.clone(), secret_key.expose_secret()),
-            hasher: PasswordHasher::new(auth.hash, auth.hash_queue)
+            hasher: PasswordHasher::counted(auth.hash, auth.hash_queue, metrics.clone())
                 .map_err(|e| format!("cannot start the password hashing threads: {e}"))?,
-            throttles: Throttles::new(db, auth),
+            throttles: Throttles::new(db, auth, &metrics),
             reset_requests: ResetRequests::new(
                 db.clone(),
                 settings.clone(),
@@ -191,7 +198,11 @@ impl Gatehouse {
                 .with_passkeys(passkeys.is_on()),
             ),
             passkeys,
-            events: self.events.clone().stored_in(db.clone()),
+            events: self
+                .events
+                .clone()
+                .stored_in(db.clone())
+                .counted_in(metrics.clone()),
             shared: Shared {
                 settings,
                 db: db.clone(),
@@ -204,6 +215,7 @@ impl Gatehouse {
             routes,
             new_passwords,
             oidc,
+            metrics,
         };
         Ok((state, odata))
     }
@@ -241,7 +253,7 @@ impl Fairing for Gatehouse {
     fn info(&self) -> Info {
         Info {
             name: "Gatehouse",
-            kind: Kind::Ignite | Kind::Liftoff | Kind::Response,
+            kind: Kind::Ignite | Kind::Liftoff | Kind::Request | Kind::Response,
         }
     }
 
@@ -261,11 +273,15 @@ impl Fairing for Gatehouse {
                 .manage(state.shared.clone())
                 .manage(state)
                 .manage(odata)
-                .mount("/", crate::routes::all())
-                .mount("/", odata::routes::all())
+                .mount("/", traced(crate::routes::all()))
+                .mount("/", traced(odata::routes::all()))
                 .mount(
                     "/",
-                    rocket::routes![crate::ops::probes::healthz, crate::ops::probes::readyz],
+                    traced(rocket::routes![
+                        crate::ops::probes::healthz,
+                        crate::ops::probes::readyz,
+                        crate::ops::scrape::metrics
+                    ]),
                 )
                 .register("/", crate::routes::catchers())),
             Err((rocket, message)) => {
@@ -291,6 +307,10 @@ impl Fairing for Gatehouse {
         }
     }
 
+    async fn on_request(&self, req: &mut Request<'_>, _data: &mut rocket::Data<'_>) {
+        crate::ops::request_log::arrived(req);
+    }
+
     async fn on_response<'r>(&self, req: &'r Request<'_>, res: &mut Response<'r>) {
         let gh = GatehouseState::of(req);
         if let (Some(session), Some(gh)) = (Session::cached(req), gh) {
@@ -309,27 +329,8 @@ impl Fairing for Gatehouse {
             let providers = gh.map(|gh| gh.oidc.origins()).unwrap_or_default();
             screen_headers(res, &providers);
         }
-        // Rocket's own request lines show the URI as sent; this one hides
-        // the secrets a path may carry (the host turns Rocket's lines off).
         let request_id = RequestId::of(req).as_str();
         res.set_raw_header(request_id::HEADER, request_id.to_owned());
-        // A probe polled every few seconds would drown the log.
-        if crate::ops::probes::PATHS.contains(&req.uri().path().as_str()) {
-            tracing::debug!(
-                target: "gatehouse::request",
-                request_id,
-                method = %req.method(),
-                uri = %loggable(req),
-                status = res.status().code,
-            );
-        } else {
-            tracing::info!(
-                target: "gatehouse::request",
-                request_id,
-                method = %req.method(),
-                uri = %loggable(req),
-                status = res.status().code,
-            );
-        }
+        crate::ops::request_log::answered(req, res, gh);
     }
 }

@@ -123,8 +123,8 @@ mod gatehouse;
 pub mod odata;
 
 internal! {
-    mod auth, body, clock, db, domain, error, events, host_routes, i18n, intents, mail, ops, reply,
-        routes, screens, security, session, shared, state, sweep, workers;
+    mod auth, body, clock, db, domain, error, events, host_routes, i18n, intents, mail, metrics, ops,
+        reply, routes, screens, security, session, shared, state, sweep, workers;
 }
 
 pub use accounts::{AccountError, Accounts, CredentialInfo, TokenInfo};
@@ -140,4 +140,5 @@ pub use intents::{
     CompanySize, DefaultDispenser, Intent, IntentContext, IntentDispenser, IntentKind,
     IntentResult, JobFunction, LegalForm, OrgSetupHandler, OrgSetupRequest, PasswordChangeReason,
 };
+pub use ops::check::{readiness, Check, Readiness};
 pub use session::{AuthUser, Guest, HostData, Session};

@@ -42,6 +42,8 @@ pub struct GatehouseState {
     pub new_passwords: crate::auth::new_password::NewPasswords,
     /// The OpenID providers a user may sign in with.
     pub oidc: crate::auth::oidc::Oidc,
+    /// What this instance counts for `/metrics`.
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl std::ops::Deref for GatehouseState {

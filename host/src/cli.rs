@@ -42,6 +42,10 @@ enum Command {
     Oidc(OidcCommand),
     /// Apply database migrations and exit.
     Migrate,
+    /// Say what `/readyz` would (the configuration, the database and its
+    /// migrations, the mail transport, the OpenID providers); exit non-zero
+    /// when not ready.
+    Check,
     /// Check passwords against the Pwned Passwords corpus, offline.
     #[command(subcommand)]
     Breached(breached::BreachedCommand),
@@ -167,7 +171,13 @@ fn fail(e: CliError) -> ExitCode {
 }
 
 fn serve() -> ExitCode {
-    init_tracing();
+    let exporting = match crate::logging::init(&rocket::Config::figment()) {
+        Ok(exporting) => exporting,
+        Err(e) => {
+            eprintln!("error: the server could not start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     // The stopped server is dropped while the runtime still runs: its
     // database pools close their connections on the runtime's threads.
     let served = rocket::execute(async {
@@ -176,6 +186,7 @@ fn serve() -> ExitCode {
             .await
             .map(drop)
     });
+    exporting.flush();
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -183,18 +194,6 @@ fn serve() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn init_tracing() {
-    // Rocket's request lines print every URI as sent, reset tokens
-    // included; Gatehouse logs each request itself with them hidden.
-    let quiet_rocket = "rocket::server=off"
-        .parse()
-        .expect("a valid tracing directive");
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"))
-        .add_directive(quiet_rocket);
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
 }
 
 async fn open() -> Result<Accounts, CliError> {
@@ -232,6 +231,13 @@ async fn run(command: Command) -> Result<(), CliError> {
         Command::Migrate => {
             open().await?;
             println!("migrations applied");
+        }
+        Command::Check => {
+            let readiness = gatehouse::readiness(&rocket::Config::figment()).await;
+            println!("{readiness}");
+            if !readiness.is_ready() {
+                return Err(CliError("a check failed".into()));
+            }
         }
         Command::User(UserCommand::Add {
             email,

@@ -6,6 +6,7 @@
 
 pub mod cli;
 mod demo;
+mod logging;
 mod odata;
 mod org;
 mod pages;

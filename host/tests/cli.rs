@@ -5,6 +5,8 @@
 mod access;
 #[path = "cli/breached.rs"]
 mod breached;
+#[path = "cli/check.rs"]
+mod check;
 mod common;
 
 use argon2::{Argon2, PasswordHash, PasswordVerifier};

@@ -9,14 +9,17 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, SaltString};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
 use secrecy::{ExposeSecret, SecretString};
 use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tracing::Instrument;
 
 use crate::config::HashAlgorithm;
+use crate::metrics::Metrics;
 use crate::security::ClientBlock;
 use crate::workers::{lower_priority, Workers};
 
@@ -50,6 +53,8 @@ pub struct PasswordHasher {
     /// Places one client may hold: a quarter of the queue, so a flood from
     /// one address (or one IPv6 /64) leaves the rest to everybody else.
     per_ip: usize,
+    /// Where hashes and the queue are counted.
+    metrics: Metrics,
 }
 
 /// Sign-ins waiting for a hash, per client (an IPv6 client by its /64).
@@ -62,10 +67,13 @@ pub struct QueuePlace {
     /// The client had no other sign-in waiting: its hash goes before those
     /// of clients that have (a flooding address waits behind real users).
     first: bool,
+    /// Where the queue's depth is counted.
+    metrics: Metrics,
 }
 
 impl Drop for QueuePlace {
     fn drop(&mut self) {
+        self.metrics.hash_queue(-1);
         if let Some((waiting, client)) = self.client.take() {
             let mut waiting = waiting.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(n) = waiting.get_mut(&client) {
@@ -180,6 +188,11 @@ impl PasswordHasher {
     /// A hasher producing `algorithm` hashes, with one hashing thread per
     /// core, and at most `queue` sign-ins waiting for them (0 = unbounded).
     pub fn new(algorithm: HashAlgorithm, queue: u32) -> std::io::Result<Self> {
+        Self::counted(algorithm, queue, Metrics::off())
+    }
+
+    /// As [`new`](Self::new), its hashes and queue counted in `metrics`.
+    pub fn counted(algorithm: HashAlgorithm, queue: u32, metrics: Metrics) -> std::io::Result<Self> {
         let cores = std::thread::available_parallelism().map_or(2, usize::from);
         let random = crate::domain::SecretToken::generate();
         let dummy = hash_now(algorithm, random.expose()).unwrap_or_default();
@@ -193,6 +206,7 @@ impl PasswordHasher {
             queue: (queue > 0).then(|| Arc::new(Semaphore::new(queue as usize))),
             waiting: Arc::default(),
             per_ip: (queue as usize).div_ceil(4).max(1),
+            metrics,
         })
     }
 
@@ -210,10 +224,12 @@ impl PasswordHasher {
             Some(queue) => Some(queue.clone().try_acquire_owned().ok()?),
         };
         *waiting.entry(client).or_default() += 1;
+        self.metrics.hash_queue(1);
         Some(QueuePlace {
             _permit: permit,
             client: Some((self.waiting.clone(), client)),
             first: before == 0,
+            metrics: self.metrics.clone(),
         })
     }
 
@@ -221,8 +237,15 @@ impl PasswordHasher {
     pub async fn hash(&self, password: &SecretString) -> Result<String, String> {
         let algorithm = self.algorithm;
         let password = password.clone();
+        let metrics = self.metrics.clone();
         self.threads
-            .run(move |_| hash_now(algorithm, password.expose_secret()))
+            .run(move |_| {
+                let started = Instant::now();
+                let hashed = hash_now(algorithm, password.expose_secret());
+                metrics.hashed(started.elapsed());
+                hashed
+            })
+            .instrument(tracing::info_span!("password.hash"))
             .await
             .ok_or_else(|| "the hashing thread failed".to_owned())?
     }
@@ -243,13 +266,18 @@ impl PasswordHasher {
         let hash = hash.filter(|h| super::users::has_password(h));
         let known = hash.is_some();
         let hash = hash.map_or_else(|| self.dummy.as_str().to_owned(), str::to_owned);
+        let metrics = self.metrics.clone();
         let job = move |memory: &mut Vec<Block>| {
-            verify_now(algorithm, password.expose_secret(), &hash, memory)
+            let started = Instant::now();
+            let verified = verify_now(algorithm, password.expose_secret(), &hash, memory);
+            metrics.hashed(started.elapsed());
+            verified
         };
+        let span = tracing::info_span!("password.hash");
         let verified = if place.first {
-            self.threads.run_first(job).await
+            self.threads.run_first(job).instrument(span).await
         } else {
-            self.threads.run(job).await
+            self.threads.run(job).instrument(span).await
         };
         let verified = verified.unwrap_or(Verification {
             matches: false,

@@ -42,6 +42,7 @@ use super::two_factor::{
     clear_failures_in_row, count_failure_in_row, failures_in_row, EnrolmentCode, TwoFactor,
     TwoFactorError,
 };
+use crate::metrics::Metrics;
 use crate::db::{Db, DbError};
 
 mod sign_in;
@@ -115,12 +116,14 @@ pub enum Failure {
 }
 
 impl SecondFactorLimit {
-    /// `attempts` codes per `window_seconds` for each user, on `db`.
-    pub fn new(db: &Db, attempts: u32, window_seconds: u32) -> Self {
+    /// `attempts` codes per `window_seconds` for each user, on `db`, each
+    /// refusal counted in `metrics`.
+    pub fn new(db: &Db, attempts: u32, window_seconds: u32, metrics: &Metrics) -> Self {
+        let counter = |scope, limit, window| Throttle::new(db.clone(), scope, limit, window);
         Self {
-            window: Throttle::new(db.clone(), "two-factor", attempts.max(1), window_seconds),
-            day: Throttle::new(db.clone(), "two-factor-day", DAY_LIMIT - 1, DAY_SECONDS),
-            lock: Throttle::new(db.clone(), "two-factor-lock", 1, LOCK_SECONDS),
+            window: counter("two-factor", attempts.max(1), window_seconds).counted_in(metrics),
+            day: counter("two-factor-day", DAY_LIMIT - 1, DAY_SECONDS).counted_in(metrics),
+            lock: counter("two-factor-lock", 1, LOCK_SECONDS).counted_in(metrics),
             db: db.clone(),
         }
     }

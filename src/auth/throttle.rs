@@ -26,6 +26,7 @@ use sqlx::Row;
 use crate::clock::unix_now;
 use crate::db::{Db, DbError};
 use crate::domain::{sha256_hex, Email};
+use crate::metrics::Metrics;
 use crate::security::ClientBlock;
 
 /// How long an attempt waits for checks in progress before it is refused.
@@ -57,6 +58,8 @@ pub struct Throttle {
     /// Keys this instance found spent, until their window ends: a flood
     /// from a refused address is answered without asking the database.
     spent: Arc<Mutex<HashMap<String, i64>>>,
+    /// Where its refusals are counted.
+    metrics: Metrics,
 }
 
 /// Spent keys remembered at most; past this, ended windows are forgotten.
@@ -125,7 +128,14 @@ impl Throttle {
             limit,
             window_seconds,
             spent: Arc::default(),
+            metrics: Metrics::off(),
         }
+    }
+
+    /// This throttle, its refusals counted in `metrics`.
+    pub fn counted_in(mut self, metrics: &Metrics) -> Self {
+        self.metrics = metrics.clone();
+        self
     }
 
     /// Whether this throttle counts at all: a limit of 0 (a per-IP budget
@@ -255,6 +265,7 @@ impl Throttle {
 
     /// Marks the window as refused; true for the first refusal.
     async fn report_refusal(&self, key: &str) -> Result<bool, DbError> {
+        self.metrics.throttle_refusal(self.scope);
         let marked = self
             .db
             .execute(

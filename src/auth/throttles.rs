@@ -4,6 +4,7 @@
 use super::second_step::SecondFactorLimit;
 use super::throttle::Throttle;
 use crate::db::Db;
+use crate::metrics::Metrics;
 
 /// How long a passkey challenge lives (and its claim is kept).
 pub const CHALLENGE_SECONDS: u32 = 5 * 60;
@@ -28,22 +29,25 @@ pub struct Throttles {
 }
 
 impl Throttles {
-    /// The counters `auth` configures, on `db`.
-    pub fn new(db: &Db, auth: &crate::config::AuthSettings) -> Self {
+    /// The counters `auth` configures, on `db`, each refusal counted in
+    /// `metrics`.
+    pub fn new(db: &Db, auth: &crate::config::AuthSettings, metrics: &Metrics) -> Self {
         let window = auth.throttle_window_seconds;
-        let counter = |scope, limit| Throttle::new(db.clone(), scope, limit, window);
+        let counter =
+            |scope, limit| Throttle::new(db.clone(), scope, limit, window).counted_in(metrics);
         Self {
             login: counter("login", auth.throttle_attempts),
             login_ip: counter("login-ip", auth.ip_throttle_attempts),
             forgot: counter("forgot", auth.throttle_attempts),
             forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
-            second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window),
+            second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window, metrics),
             passkey_challenges: Throttle::new(
                 db.clone(),
                 "passkey-challenge",
                 1,
                 CHALLENGE_SECONDS,
-            ),
+            )
+            .counted_in(metrics),
         }
     }
 }

@@ -17,6 +17,29 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// The span of one statement `text` on this engine (a child of the
+    /// request's): the engine and the statement as written, with its
+    /// placeholders, never its values.
+    pub(crate) fn statement_span(self, text: &str) -> tracing::Span {
+        tracing::info_span!(
+            "db.statement",
+            otel.name = "db.statement",
+            otel.kind = "client",
+            db.system.name = self.system_name(),
+            db.query.text = text,
+            db.response.returned_rows = tracing::field::Empty,
+        )
+    }
+
+    /// The engine as OpenTelemetry names it (`db.system.name`).
+    pub(crate) fn system_name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgresql",
+            Self::MySql => "mysql",
+        }
+    }
+
     /// Recognises the engine from a connection URL.
     pub fn from_url(url: &str) -> Result<Self, String> {
         let scheme = url.split(':').next().unwrap_or_default();

@@ -10,7 +10,7 @@ use std::future::Future;
 
 use super::reader::{ReadError, Step};
 use super::replicas::spread;
-use super::{bind_numbered, Bind, Reads};
+use super::{bind_numbered, Bind, Dialect, Reads};
 
 /// A row as its engine's client hands it over.
 pub enum EngineRow<'r> {
@@ -57,6 +57,9 @@ impl Reads {
     ) -> Result<R, R::Error> {
         match self {
             Reads::Sqlite(threads) => {
+                // The read thread has no span of its own: each statement's
+                // is a child of the caller's.
+                let caller = tracing::Span::current();
                 threads
                     .read(move |conn| {
                         for (text, binds) in &statements {
@@ -64,16 +67,21 @@ impl Reads {
                                 break;
                             }
                             reader.begin();
+                            let span = caller.in_scope(|| Dialect::Sqlite.statement_span(text));
+                            let _in = span.enter();
                             let mut stmt = conn.prepare_cached(text).map_err(ReadError::from)?;
                             bind_numbered(&mut stmt, binds).map_err(ReadError::from)?;
                             let mut rows = stmt.raw_query();
+                            let mut read = 0u64;
                             while let Some(row) = rows.next().map_err(ReadError::from)? {
+                                read += 1;
                                 let go = reader.row(EngineRow::Sqlite(row))?;
                                 reader.wait_blocking()?;
                                 if !go {
                                     break;
                                 }
                             }
+                            span.record("db.response.returned_rows", read);
                         }
                         Ok(reader)
                     })
@@ -85,8 +93,11 @@ impl Reads {
                         break;
                     }
                     reader.begin();
+                    let span = Dialect::Postgres.statement_span(text);
+                    let mut read = 0u64;
                     let mut rows = spread(pool, replicas.as_deref(), text, binds).await?;
                     while let Some(row) = rows.next().await? {
+                        read += 1;
                         let go = reader.row(EngineRow::Postgres(&row))?;
                         if let Some(wait) = reader.wait() {
                             // Dropping `rows` unfinished cancels the statement.
@@ -97,6 +108,7 @@ impl Reads {
                             break;
                         }
                     }
+                    span.record("db.response.returned_rows", read);
                 }
                 Ok(reader)
             }
@@ -106,8 +118,11 @@ impl Reads {
                         break;
                     }
                     reader.begin();
-                    let reader = &mut reader;
+                    let span = Dialect::MySql.statement_span(text);
+                    let mut read = 0u64;
+                    let (reader, counted) = (&mut reader, &mut read);
                     pool.each(text, binds, move |row| {
+                        *counted += 1;
                         let go = reader.row(EngineRow::MySql(row))?;
                         Ok(match reader.wait() {
                             Some(wait) => Step::Wait(wait),
@@ -116,6 +131,7 @@ impl Reads {
                         })
                     })
                     .await?;
+                    span.record("db.response.returned_rows", read);
                 }
                 Ok(reader)
             }

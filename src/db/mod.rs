@@ -34,7 +34,7 @@ pub use postgres::{raw as pg_raw, PgReads};
 pub use reader::{ReadLimits, bind_numbered, ReadError, ReadFailure, SqliteReader, Step};
 pub use migrate::Migrations;
 pub use readers::{Readers, Reads, Wanted as ReadersWanted};
-pub use replicas::Replicas;
+pub use replicas::{ReplicaState, Replicas};
 pub use schema::{table_columns, Column, SqlType};
 pub use tx::Tx;
 
@@ -47,7 +47,8 @@ use std::time::Duration;
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow, AnyTypeInfoKind};
 use sqlx::pool::PoolConnection;
 use sqlx::query::Query;
-use sqlx::{Any, AnyPool, Executor, Row, ValueRef};
+use sqlx::{Any, AnyPool, Execute, Executor, Row, ValueRef};
+use tracing::Instrument;
 
 /// A statement on sqlx's `Any` driver, with its binds.
 pub type AnyQuery<'q> = Query<'q, Any, AnyArguments<'q>>;
@@ -371,8 +372,9 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<Option<AnyRow>, DbError> {
+        let span = self.dialect.statement_span(query.sql());
         let mut conn = self.connection().await?;
-        self.noticed(query.fetch_optional(&mut *conn).await)
+        self.noticed(query.fetch_optional(&mut *conn).instrument(span).await)
     }
 
     /// Fetches every row.
@@ -380,8 +382,9 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<Vec<AnyRow>, DbError> {
+        let span = self.dialect.statement_span(query.sql());
         let mut conn = self.connection().await?;
-        self.noticed(query.fetch_all(&mut *conn).await)
+        self.noticed(query.fetch_all(&mut *conn).instrument(span).await)
     }
 
     /// Runs `insert` (an `INSERT` with `$n` placeholders, bound by `bind`)
@@ -414,6 +417,7 @@ impl DbPool {
                 let done = bind(sqlx::query(&insert)).execute(executor).await?;
                 done.last_insert_id().ok_or(sqlx::Error::RowNotFound)
             }
+            .instrument(self.dialect.statement_span(insert))
             .await,
         )
     }
@@ -423,8 +427,10 @@ impl DbPool {
         &self,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<u64, DbError> {
+        let span = self.dialect.statement_span(query.sql());
         let mut conn = self.connection().await?;
-        Ok(self.noticed(query.execute(&mut *conn).await)?.rows_affected())
+        let done = query.execute(&mut *conn).instrument(span).await;
+        Ok(self.noticed(done)?.rows_affected())
     }
 }
 

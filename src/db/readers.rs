@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{
-    DbError, DbPool, Dialect, MySqlReads, PgReads, ReadError, ReadFailure, ReadLimits, Replicas,
+    DbError, DbPool, Dialect, MySqlReads, PgReads, ReadError, ReadFailure, ReadLimits, ReplicaState,
+    Replicas,
     SqliteReader,
 };
 
@@ -131,6 +132,15 @@ impl Readers {
     /// The SQL dialect of the database read.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// What the watcher last saw of each replica the reads are spread
+    /// over; none without replicas.
+    pub fn replica_states(&self) -> Vec<ReplicaState> {
+        match &self.reads {
+            Some(Reads::Postgres(_, Some(replicas))) => replicas.states(),
+            _ => Vec::new(),
+        }
     }
 }
 

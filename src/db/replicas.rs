@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,19 @@ struct Replica {
     url: String,
     reads: PgReads,
     healthy: AtomicBool,
+    /// How far its replay was behind the primary when last asked, in
+    /// milliseconds; `u64::MAX` when it did not answer.
+    behind_ms: AtomicU64,
+}
+
+/// What the watcher last saw of one replica.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplicaState {
+    /// Reads go to it.
+    pub in_use: bool,
+    /// How far its replay was behind the primary; `None` when it did not
+    /// answer.
+    pub behind: Option<Duration>,
 }
 
 impl std::fmt::Debug for Replicas {
@@ -63,6 +76,7 @@ impl Replicas {
                     url: url.clone(),
                     reads: PgReads::new(url, limits)?,
                     healthy: AtomicBool::new(false),
+                    behind_ms: AtomicU64::new(u64::MAX),
                 })
             })
             .collect::<Result<Vec<_>, ReadError>>()?;
@@ -93,6 +107,21 @@ impl Replicas {
                 replica.label
             );
         }
+    }
+
+    /// What the watcher last saw of each replica, in the order of
+    /// `odata.replicas`.
+    pub fn states(&self) -> Vec<ReplicaState> {
+        self.nodes
+            .iter()
+            .map(|r| ReplicaState {
+                in_use: r.healthy.load(Ordering::Relaxed),
+                behind: match r.behind_ms.load(Ordering::Relaxed) {
+                    u64::MAX => None,
+                    ms => Some(Duration::from_millis(ms)),
+                },
+            })
+            .collect()
     }
 
     /// One line per replica and its state, for start-up output.
@@ -195,6 +224,8 @@ impl Watch {
             let replayed = wal_position(&mut self.replicas[i], "pg_last_wal_replay_lsn()").await;
             let behind = replayed.map(|at| behind_for(&self.positions, at));
             let healthy = behind.is_some_and(|b| b <= replicas.max_lag);
+            let ms = behind.map_or(u64::MAX, |b| u64::try_from(b.as_millis()).unwrap_or(u64::MAX - 1));
+            replica.behind_ms.store(ms, Ordering::Relaxed);
             if replica.healthy.swap(healthy, Ordering::Relaxed) == healthy {
                 continue;
             }

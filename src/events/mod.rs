@@ -271,6 +271,31 @@ impl AuthEvent {
         }
     }
 
+    /// The way in the event concerns: `passkey`, `oidc` (a provider),
+    /// `remember` (a remember-me cookie), `token` (a bearer token) or
+    /// `password` (a password and its second step, and everything else).
+    ///
+    /// ```
+    /// use gatehouse::AuthEvent;
+    /// assert_eq!(AuthEvent::PasskeyLogin { user_id: 7, remember: false }.method(), "passkey");
+    /// assert_eq!(AuthEvent::Logout { user_id: 7 }.method(), "password");
+    /// ```
+    pub fn method(&self) -> &'static str {
+        match self {
+            Self::PasskeyLogin { .. }
+            | Self::PasskeyAdded { .. }
+            | Self::PasskeyRemoved { .. }
+            | Self::PasskeyRefused { .. } => "passkey",
+            Self::OidcLogin { .. }
+            | Self::OidcFailed { .. }
+            | Self::OidcLinked { .. }
+            | Self::OidcUnlinked { .. } => "oidc",
+            Self::RememberTheft { .. } => "remember",
+            Self::TokenCreated { .. } | Self::TokenRevoked { .. } => "token",
+            _ => "password",
+        }
+    }
+
     /// The account the event concerns, when known.
     pub fn user_id(&self) -> Option<i64> {
         match self {
@@ -435,6 +460,7 @@ pub trait AuthEventListener: Send + Sync + 'static {
 pub struct Events {
     listeners: Vec<Arc<dyn AuthEventListener>>,
     store: Option<Db>,
+    metrics: crate::metrics::Metrics,
 }
 
 impl Events {
@@ -449,6 +475,12 @@ impl Events {
         self
     }
 
+    /// These events, also counted in `metrics`.
+    pub(crate) fn counted_in(mut self, metrics: crate::metrics::Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
     /// Logs `event`, stores it with `origin` and hands it to every
     /// listener. A failed insert is logged and never fails the caller.
     ///
@@ -457,6 +489,7 @@ impl Events {
     /// ```
     pub async fn emit(&self, event: AuthEvent, origin: &Origin) {
         event.log();
+        self.metrics.auth_event(event.code(), event.method());
         if let Some(db) = &self.store {
             if let Err(e) = store::insert(db, &event, origin).await {
                 tracing::warn!(event = event.name(), error = %e, "security event not stored");

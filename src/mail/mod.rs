@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::Message;
+use tracing::Instrument;
 
+use crate::metrics::Metrics;
 use crate::config::MailSettings;
 
 /// Delays before each retry of a message that could not be sent.
@@ -31,6 +33,7 @@ const BACKOFF: [Duration; 6] = [
 pub struct Mailer {
     transport: Transport,
     from: Mailbox,
+    metrics: Metrics,
 }
 
 impl Mailer {
@@ -41,15 +44,34 @@ impl Mailer {
             .parse()
             .map_err(|e| format!("invalid configuration `mail.from`: {e}"))?;
         let transport = Transport::from_settings(settings)?;
-        Ok(Self { transport, from })
+        Ok(Self {
+            transport,
+            from,
+            metrics: Metrics::off(),
+        })
+    }
+
+    /// This sender, each mail counted in `metrics` by kind and result.
+    pub fn counted_in(mut self, metrics: &Metrics) -> Self {
+        self.metrics = metrics.clone();
+        self
     }
 
     /// Queues `notification` for `to`; the request goes on at once.
     pub fn send(&self, to: Mailbox, notification: Notification) {
+        let kind = notification.kind.clone();
         match self.message(to, notification) {
             Ok(message) => {
                 let transport = self.transport.clone();
-                tokio::spawn(async move { deliver(&transport, message).await });
+                let metrics = self.metrics.clone();
+                let span = tracing::info_span!("mail.send", kind = kind.as_str());
+                tokio::spawn(
+                    async move {
+                        let sent = deliver(&transport, message).await;
+                        metrics.mail(&kind, sent);
+                    }
+                    .instrument(span),
+                );
             }
             Err(e) => tracing::error!(error = %e, "mail could not be built"),
         }
@@ -59,8 +81,12 @@ impl Mailer {
     /// retrying with back-off; an error once every retry failed. For work
     /// that is kept until its mail is out (a reset link).
     pub async fn deliver(&self, to: Mailbox, notification: Notification) -> Result<(), String> {
+        let kind = notification.kind.clone();
         let message = self.message(to, notification)?;
-        if deliver(&self.transport, message).await {
+        let span = tracing::info_span!("mail.send", kind = kind.as_str());
+        let sent = deliver(&self.transport, message).instrument(span).await;
+        self.metrics.mail(&kind, sent);
+        if sent {
             Ok(())
         } else {
             Err("the mail could not be sent".to_owned())

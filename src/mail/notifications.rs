@@ -10,6 +10,8 @@ use crate::i18n::{Catalog, Language};
 /// A rendered mail: subject, plain text and HTML.
 #[derive(Debug, Clone)]
 pub struct Notification {
+    /// Which notification it is (its template's name).
+    pub kind: String,
     /// Subject line.
     pub subject: String,
     /// Plain-text part.
@@ -151,6 +153,7 @@ impl Composer {
                 .map_err(|e| format!("mail template {name}.{kind}: {e}"))
         };
         Ok(Notification {
+            kind: name.to_owned(),
             subject: words.get("subject").cloned().unwrap_or_default(),
             text: render("txt")?,
             html: render("html")?,

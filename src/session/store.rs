@@ -233,6 +233,22 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<UserSession>, DbError>
 }
 
 /// Removes sessions idle for longer than `idle_seconds`.
+/// How many signed-in sessions were active in the last `idle_seconds`.
+pub async fn active(db: &Db, now: i64, idle_seconds: i64) -> Result<i64, DbError> {
+    let row = db
+        .fetch_optional(
+            db.query(
+                "SELECT COUNT(*) AS n FROM sessions \
+                 WHERE user_id IS NOT NULL AND last_activity >= $1",
+            )
+            .bind(now - idle_seconds),
+        )
+        .await?;
+    Ok(row
+        .and_then(|row| sqlx::Row::try_get::<i64, _>(&row, "n").ok())
+        .unwrap_or(0))
+}
+
 pub async fn sweep(db: &Db, now: i64, idle_seconds: i64) -> Result<u64, DbError> {
     db.execute(
         db.query("DELETE FROM sessions WHERE last_activity < $1")

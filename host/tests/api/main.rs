@@ -39,6 +39,7 @@ mod oidc;
 #[allow(dead_code)]
 mod oidc_provider;
 mod ops;
+mod ops_metrics;
 mod outage;
 mod passkeys;
 mod passwords;

@@ -187,7 +187,12 @@ pub(crate) async fn events(app: &TestApp, user_id: i64, event: &str) -> Vec<Opti
 #[rocket::async_test]
 async fn fifty_reservations_raced_on_one_user_grant_exactly_the_limit() {
     let app = spawn_app().await;
-    let limit = Arc::new(SecondFactorLimit::new(&app.db, 5, 60));
+    let limit = Arc::new(SecondFactorLimit::new(
+        &app.db,
+        5,
+        60,
+        &gatehouse::metrics::Metrics::off(),
+    ));
     let raced = (0..50).map(|_| {
         let limit = limit.clone();
         tokio::spawn(async move {

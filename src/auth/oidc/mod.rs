@@ -164,6 +164,24 @@ impl Oidc {
         origins
     }
 
+    /// Discovers every provider now, each within `within`: by name, `Ok`
+    /// or why not.
+    pub async fn discover_now(
+        &self,
+        within: std::time::Duration,
+    ) -> Vec<(String, Result<(), String>)> {
+        let mut found = Vec::with_capacity(self.providers.len());
+        for (name, provider) in &self.providers {
+            let answer = match tokio::time::timeout(within, provider.discover()).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err(format!("no answer within {} s", within.as_secs())),
+            };
+            found.push((name.clone(), answer));
+        }
+        found
+    }
+
     /// Discovers every provider in the background: start-up never waits on
     /// one, and one that cannot be reached is logged and tried again.
     pub fn discover_in_background(&self) {

@@ -88,13 +88,10 @@ pub(super) fn page<'p, 'm, 'q>(
     let expansions = checked.expand();
     let internal = admit(ctx, expansions)?;
     let selected = checked.selected();
-    let order = match &seeking {
-        Some(s) => Some(OrderValues {
-            columns: s.order.columns(checked, internal.len(), ctx.dialect()),
-            types: s.order.types(),
-        }),
-        None => None,
-    };
+    let order = seeking.as_ref().map(|s| OrderValues {
+        columns: s.order.columns(checked, internal.len(), ctx.dialect()),
+        types: s.order.types(),
+    });
     // The columns a page statement has before `__count`.
     let read_columns = order
         .as_ref()

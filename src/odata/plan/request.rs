@@ -55,7 +55,7 @@ pub(crate) fn check<'m, 'q>(
     set: &'m EntitySet,
     query: &'q Query,
 ) -> Result<Checked<'m, 'q>, ODataError> {
-    Ok(check_query(&ctx.model, set, query)?)
+    Ok(check_query(ctx.model, set, query)?)
 }
 
 /// The plan of a read of `path`, whose set is `set` (a derived set's rows

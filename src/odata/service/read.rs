@@ -123,7 +123,24 @@ pub(super) async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<
             reply.content_type = ContentType::XML;
             Ok(reply)
         }
-        Resource::Set(path) => resource(path, &incoming, caller).await,
+        Resource::Set(path) => {
+            // A set's name as declared, or `unknown`: a label holds no
+            // text a caller made up.
+            let set = service.model.find(&path.set).map_or("unknown", |s| &s.name);
+            let kind = match (&path.key, &path.navigation) {
+                _ if path.count => "count",
+                (_, Some(_)) => "navigation",
+                (Some(_), None) => "entity",
+                (None, None) => "collection",
+            };
+            let answered = resource(path, &incoming, caller).await;
+            let status = match &answered {
+                Ok(reply) => reply.status.code,
+                Err(e) => e.status.code,
+            };
+            service.metrics.odata(set, kind, status);
+            answered
+        }
     }
 }
 

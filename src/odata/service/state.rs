@@ -1,14 +1,15 @@
 //! What every `/odata` request shares ([`Service`]), made once on ignite.
 
 use crate::config::{ConfigError, ODataSettings, PaginationSettings};
-use crate::db::{Db, Readers};
+use crate::db::{Db, Dialect, Readers};
+use crate::metrics::Metrics;
 use crate::odata::check::paging::Page;
 use crate::odata::check::scopes::Scopes;
 use crate::odata::check::skiptoken::SkipTokens;
 use crate::odata::model::scope::Caller;
 use crate::odata::model::sets::{EntitySet, Model};
 use crate::odata::plan::ctx::{Numbers, ODataRequest};
-use crate::odata::service::run::Ctx;
+use crate::odata::service::run::{Counted, Ctx};
 
 /// What every `/odata` request shares: the model, the paging policy and
 /// batch limit, the token key, the database and the readers of its sets.
@@ -31,6 +32,8 @@ pub struct Service {
     pub readers: Readers,
     /// The same readers on the primary alone.
     primary: Readers,
+    /// Where its reads are counted.
+    pub(crate) metrics: Metrics,
 }
 
 impl Service {
@@ -55,7 +58,14 @@ impl Service {
             primary: readers.on_primary(),
             readers,
             db,
+            metrics: Metrics::off(),
         })
+    }
+
+    /// This service, its reads counted in `metrics`.
+    pub(crate) fn counted_in(mut self, metrics: &Metrics) -> Service {
+        self.metrics = metrics.clone();
+        self
     }
 
     /// The readers `set` is read through: the primary's for the security
@@ -91,6 +101,15 @@ impl Service {
                 numbers,
             },
             db,
+            counted: Counted {
+                rows: self.metrics.odata_rows(&set.name),
+                metrics: self.metrics.clone(),
+                engine: match db.dialect() {
+                    Dialect::Sqlite => "sqlite",
+                    Dialect::Postgres => "postgres",
+                    Dialect::MySql => "mysql",
+                },
+            },
         }
     }
 }

@@ -11,6 +11,8 @@ use super::reply::Reply;
 use super::rows::{run, scalar};
 use super::rows::{write_str, EntitySink, Layout, VALUE_OPEN};
 use crate::db::Readers;
+use crate::metrics::{Metrics, Rows};
+
 use crate::odata::plan::ctx::ODataRequest;
 use crate::odata::plan::error::ODataError;
 use crate::odata::plan::{Navigate, Plan, Reading, Single};
@@ -22,6 +24,28 @@ pub(crate) struct Ctx<'m> {
     pub request: ODataRequest<'m>,
     /// What the sets are read through.
     pub db: &'m Readers,
+    /// Where what it reads is counted.
+    pub counted: Counted,
+}
+
+/// Where a request's rows and statement times are counted.
+#[derive(Clone)]
+pub(crate) struct Counted {
+    /// The rows of the set read.
+    pub rows: Rows,
+    /// The statements' times.
+    pub metrics: Metrics,
+    /// The engine, as the statements' label names it.
+    pub engine: &'static str,
+}
+
+impl Counted {
+    /// A page's statements, read in turn since `started`, wrote `rows` rows.
+    pub fn page(&self, started: std::time::Instant, rows: u64) {
+        self.metrics
+            .statement(self.engine, "page", started.elapsed());
+        self.rows.add(rows);
+    }
 }
 
 /// Answers the request `plan` plans.

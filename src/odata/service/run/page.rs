@@ -5,12 +5,13 @@
 //! once.
 
 use std::pin::Pin;
+use std::time::Instant;
 
 use futures::future::{ready, select, Either};
 use futures::{Stream, StreamExt};
 
 use super::expansion::attach;
-use super::Ctx;
+use super::{Counted, Ctx};
 use crate::db::Readers;
 use crate::odata::plan::error::ODataError;
 use crate::odata::plan::{Close, Listing, PagePlan, Rows};
@@ -43,7 +44,7 @@ pub(super) async fn listing(
             Ok(Reply::json(head))
         }
         Rows::Page(page) if page.follows.is_empty() => {
-            stream(ctx.db.clone(), head, *page, close).await
+            stream(ctx.db.clone(), ctx.counted.clone(), head, *page, close).await
         }
         Rows::Page(page) => {
             let (delivered, more, token) = gathered(ctx, *page, &mut head).await?;
@@ -78,13 +79,17 @@ pub(super) async fn gathered(
             opened: false,
             out: None,
         };
+        let started = Instant::now();
         let (mut sink, more, last) = run_page(ctx.db, read, limit, sink).await?;
+        ctx.counted.page(started, sink.delivered);
         sink.open();
         *body = sink.body;
         return Ok((sink.delivered, more, token(last)));
     }
     let sink = EntitySink::new(Layout::of(&layout));
+    let started = Instant::now();
     let (sink, more, last) = run_page(ctx.db, read, limit, sink).await?;
+    ctx.counted.page(started, sink.entities.len() as u64);
     if let Some(n) = sink.count {
         body.extend_from_slice(format!(",\"@odata.count\":{n}").as_bytes());
     }
@@ -113,6 +118,7 @@ const PIECES_AHEAD: usize = 2;
 /// client that goes away stops the read.
 async fn stream(
     db: Readers,
+    counted: Counted,
     head: Vec<u8>,
     plan: PagePlan<'_, '_, '_>,
     close: Close,
@@ -133,9 +139,11 @@ async fn stream(
         out: Some(to.clone()),
     };
     let mut produce = Box::pin(async move {
+        let started = Instant::now();
         let end = run_page(&db, read, limit, sink)
             .await
             .map(|(mut sink, more, last)| {
+                counted.page(started, sink.delivered);
                 sink.open();
                 let token = seal.and_then(|s| s.token(last));
                 write_close(&mut sink.body, &close, sink.delivered, more, token);
