@@ -249,11 +249,6 @@ impl Metrics {
         Metrics(Some(Arc::new(families)))
     }
 
-    /// Whether this instance counts.
-    pub fn is_on(&self) -> bool {
-        self.0.is_some()
-    }
-
     /// One HTTP answer of `route` (its template, or `unmatched`).
     pub fn http(&self, route: &str, method: &str, status: u16, took: Duration) {
         if let Some(f) = &self.0 {
