@@ -56,6 +56,7 @@ struct Families {
     pool_connections: IntGaugeVec,
     mail_sent: IntCounterVec,
     ready: IntGauge,
+    failovers: prometheus::IntCounter,
     replica_up: IntGaugeVec,
     replica_lag: prometheus::GaugeVec,
 }
@@ -86,6 +87,8 @@ pub struct Held {
     pub busy: i64,
     /// Connections of the main pool idle.
     pub idle: i64,
+    /// How many times the main pool found a new primary after losing one.
+    pub failovers: u64,
     /// Each replica in the order of `odata.replicas`: whether reads go to
     /// it, and how many seconds its replay was behind (`None`: it did not
     /// answer).
@@ -221,6 +224,14 @@ impl Metrics {
                 "ready",
                 "1 while /readyz answers ready: the primary answers, its migrations are current.",
             ),
+            failovers: registered(
+                r,
+                prometheus::IntCounter::new(
+                    "db_failovers_total",
+                    "Times the main pool found a new primary after losing one.",
+                )
+                .expect("a valid metric"),
+            ),
             replica_up: registered(
                 r,
                 IntGaugeVec::new(
@@ -329,6 +340,9 @@ impl Metrics {
     pub fn exposition(&self, held: Held) -> Option<(String, Vec<u8>)> {
         let f = self.0.as_ref()?;
         f.ready.set(i64::from(held.ready));
+        // A counter: it takes what happened since the last scrape.
+        f.failovers
+            .inc_by(held.failovers.saturating_sub(f.failovers.get()));
         f.sessions_active.set(held.sessions);
         for (i, (up, lag)) in held.replicas.iter().enumerate() {
             let replica = i.to_string();

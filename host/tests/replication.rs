@@ -180,6 +180,16 @@ async fn odata_reads_run_on_the_replica_and_go_on_when_it_stops() {
     .await;
     assert!(seen, "reads kept going to a replica that stopped replaying");
     assert!(cluster.log(Node::Primary).contains("lag-probe"));
+    // The metrics say so: the replica is out of use, and behind.
+    let up = r#"gatehouse_db_replica_up{replica="0"}"#;
+    assert_eq!(metric(&http, &base, up).await, Some(0.0));
+    let lag = metric(
+        &http,
+        &base,
+        r#"gatehouse_db_replica_lag_seconds{replica="0"}"#,
+    )
+    .await;
+    assert!(lag.is_some_and(|s| s > 0.5), "{lag:?}");
     cluster.psql(Node::Standby(0), "SELECT pg_wal_replay_resume()");
     cluster.wait_replayed(0);
     let back = wait_for(Duration::from_secs(10), || async {
@@ -191,6 +201,7 @@ async fn odata_reads_run_on_the_replica_and_go_on_when_it_stops() {
         back,
         "reads did not go back to the replica once it caught up"
     );
+    assert_eq!(metric(&http, &base, up).await, Some(1.0));
 
     // The replica stops: every read still answers, from the primary.
     cluster.stop(Node::Standby(0));
@@ -342,7 +353,24 @@ async fn a_failover_needs_no_restart() {
     assert_eq!(dashboard(&http, &base, &session).await.0, StatusCode::OK);
     let all: Vec<i64> = (1..=20).collect();
     assert_eq!(ids(&http, &base, "$orderby=id").await, Ok(all));
+    let failovers = metric(&http, &base, "gatehouse_db_failovers_total").await;
+    assert_eq!(failovers, Some(1.0));
     shutdown.notify();
+}
+
+/// The value of the sample `series` (as the page writes it) on the host's
+/// `/metrics`, if present.
+async fn metric(http: &Client, base: &str, series: &str) -> Option<f64> {
+    let page = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()?;
+    page.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
 /// What a statement on `db` answers, and how long it took.

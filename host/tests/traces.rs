@@ -208,7 +208,9 @@ async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
         .env("ROCKET_BASE_URL", &base)
         .env("ROCKET_LOG", "{format=\"json\"}")
         .stdout(Stdio::from(File::create(&log).expect("a log")))
-        .stderr(Stdio::from(File::create(db.dir().join("serve.err")).expect("a log")));
+        .stderr(Stdio::from(
+            File::create(db.dir().join("serve.err")).expect("a log"),
+        ));
     let _server = Server(command.spawn().expect("gatehouse serve starts"));
     let http = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -238,7 +240,9 @@ async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
             .collect();
-        let done = lines.iter().any(|l| l["request_id"] == id && l["status"] == 422);
+        let done = lines
+            .iter()
+            .any(|l| l["request_id"] == id && l["status"] == 422);
         if done {
             break lines;
         }
@@ -252,7 +256,10 @@ async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
     assert_eq!(request["target"], "gatehouse::request");
     assert_eq!(request["route"], "/auth/login");
     assert!(request["duration_ms"].as_f64().is_some(), "{request}");
-    assert!(request["timestamp"].is_string() && request["level"] == "INFO", "{request}");
+    assert!(
+        request["timestamp"].is_string() && request["level"] == "INFO",
+        "{request}"
+    );
     let failed = lines
         .iter()
         .find(|l| l["event"] == "Failed")

@@ -12,6 +12,7 @@
 //! second until one accepts writes.
 //! The pool then opens its connections there; no restart is needed.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sqlx::any::AnyConnectOptions;
@@ -44,6 +45,8 @@ pub(crate) struct Primary {
     state: watch::Sender<Option<usize>>,
     /// Wakes the watcher when a statement saw the database unreachable.
     wake: Notify,
+    /// How many times a host was found accepting writes after none was.
+    failovers: AtomicU64,
 }
 
 impl Primary {
@@ -53,7 +56,13 @@ impl Primary {
             hosts,
             state: watch::Sender::new(Some(found)),
             wake: Notify::new(),
+            failovers: AtomicU64::new(0),
         }
+    }
+
+    /// How many times a host was found accepting writes after none was.
+    pub(crate) fn failovers(&self) -> u64 {
+        self.failovers.load(Ordering::Relaxed)
     }
 
     /// Whether a host is known to accept writes.
@@ -85,6 +94,7 @@ impl Primary {
                         if let Ok(options) = self.hosts.url(found).parse::<AnyConnectOptions>() {
                             pool.set_connect_options(options);
                             self.state.send_replace(Some(found));
+                            self.failovers.fetch_add(1, Ordering::Relaxed);
                             tracing::warn!(
                                 "database: {} accepts writes; it is the primary now",
                                 self.hosts.label(found)

@@ -343,6 +343,12 @@ impl DbPool {
         self.dialect
     }
 
+    /// How many times the pool found a new primary after losing one (0
+    /// for a single server).
+    pub(crate) fn failovers(&self) -> u64 {
+        self.primary.as_ref().map_or(0, |p| p.failovers())
+    }
+
     /// The underlying pool, past the failover gate: for the migrations
     /// and the crate's own tests.
     pub(crate) fn pool(&self) -> &AnyPool {

@@ -89,6 +89,7 @@ pub async fn metrics(
         sessions,
         busy: (size - idle).max(0),
         idle,
+        failovers: gh.db.failovers(),
         replicas,
     };
     let (content_type, body) = gh.metrics.exposition(held).ok_or(Status::NotFound)?;
