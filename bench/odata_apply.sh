@@ -43,14 +43,9 @@ PSQL=(psql -h 127.0.0.1 -p 5432 -U postgres -X -qAt -v ON_ERROR_STOP=1)
 export PGSSLMODE=disable
 
 die() { echo "odata_apply.sh: $*" >&2; exit 1; }
+# The queries (APPLY_NAMES, APPLY_QUERIES), the data sets, write_config,
+# start_gh, stop_gh.
 source "$ROOT/bench/odata_lib.sh"
-
-# The queries, as sent in the URL.
-APPLY_NAMES=(groupby-sum-count filtered-groupby-sum-count)
-APPLY_QUERIES=(
-  "\$apply=groupby((category),aggregate(price%20with%20sum%20as%20Total,\$count%20as%20N))"
-  "\$apply=filter(price%20gt%2050)/groupby((category),aggregate(price%20with%20sum%20as%20Total,\$count%20as%20N))"
-)
 
 for tool in curl python3 wrk; do command -v "$tool" >/dev/null || die "$tool is required (wrk: apt-get install wrk)"; done
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then

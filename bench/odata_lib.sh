@@ -1,7 +1,8 @@
 # Shared by bench/odata.sh, bench/odata_ladder.sh, bench/builds.sh,
-# bench/batch.sh and bench/odata_walk.sh (sourced, not run): the reference
-# queries, the Items data sets, Gatehouse's configuration for them and
-# starting/stopping one Gatehouse process on an engine, so that every
+# bench/batch.sh, bench/odata_walk.sh, bench/odata_apply.sh and
+# bench/odata_ab.sh (sourced, not run): the reference queries (and the
+# $apply queries), the Items data sets, Gatehouse's configuration for them
+# and starting/stopping one Gatehouse process on an engine, so that every
 # benchmark measures the same queries on the same rows with the same settings.
 #
 # The sourcing script sets: ROOT, DATA (SQLite files), OUT (configs and logs
@@ -12,11 +13,22 @@
 # GH_PROFILE (the Rocket profile the config is written for and Gatehouse runs
 # with; default release, a debug build serves debug), PAGE_MAX
 # (pagination.max; default PAGE_SIZE) and STATEMENT_TIMEOUT_MS
-# (odata.statement_timeout_ms; default unset: Gatehouse's own).
+# (odata.statement_timeout_ms; default unset: Gatehouse's own), GH_SET
+# (the entity set start_gh asks for to see the process answer; default Items)
+# and GH_ENV (space-separated NAME=VALUE assignments given to the started
+# process only, after the ones start_gh sets, e.g. 'ROCKET_OPS={metrics=false}';
+# no value may hold a space; default none).
+# write_config's [profile] header (listen address, secret key, log level,
+# database) is bench/rocket_lib.sh's profile_header, sourced here and shared
+# with bench/odata_tree_lib.sh.
 # start_gh/stop_gh keep the running process's id in GH_PID. slap and sized
 # (mariadb-slap runs) use CONNS. write_statements runs RAW_BIN (the release
 # example odata_raw) and writes below $OUT/sql, which pgbench_script and
 # pg_bound read.
+
+# profile_header
+# shellcheck source=bench/rocket_lib.sh
+source "$ROOT/bench/rocket_lib.sh"
 
 # The peer's four reference queries (its scripts/bench.sh), as sent in the
 # URL, and their names; url BASE INDEX is a query's URL on BASE.
@@ -31,6 +43,16 @@ url() { # url BASE INDEX
   local q="${QUERIES[$2]}"
   if [[ -n "$q" ]]; then echo "$1/Items?$q"; else echo "$1/Items"; fi
 }
+
+# bench/odata_apply.sh's $apply queries on Items (grouped by category, a sum
+# and a count; then the same over filtered rows), as sent in the URL.
+# shellcheck disable=SC2034 # APPLY_NAMES, APPLY_QUERIES: read by the sourcing script
+APPLY_NAMES=(groupby-sum-count filtered-groupby-sum-count)
+# shellcheck disable=SC2034
+APPLY_QUERIES=(
+  "\$apply=groupby((category),aggregate(price%20with%20sum%20as%20Total,\$count%20as%20N))"
+  "\$apply=filter(price%20gt%2050)/groupby((category),aggregate(price%20with%20sum%20as%20Total,\$count%20as%20N))"
+)
 
 GH_PID=""
 
@@ -72,22 +94,13 @@ load_data() { # load_data "ENGINES" "SIZES"
 }
 
 write_config() { # write_config ENGINE SIZE: $OUT/Rocket-ENGINE-SIZE.toml
-  local secret p="${GH_PROFILE:-release}" timeout=""
-  secret="$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
+  local p="${GH_PROFILE:-release}" timeout=""
   if [[ -n "${STATEMENT_TIMEOUT_MS:-}" ]]; then
     timeout="[$p.odata]"$'\n'"statement_timeout_ms = $STATEMENT_TIMEOUT_MS"$'\n\n'
   fi
-  cat >"$OUT/Rocket-$1-$2.toml" <<TOML
-[$p]
-address = "127.0.0.1"
-port = $GH_PORT
-base_url = "http://127.0.0.1:$GH_PORT"
-secret_key = "$secret"
-log_level = "off"
-
-[$p.databases.main]
-url = "$(db_url "$1" "$2")"
-
+  {
+    profile_header "$p" "$(db_url "$1" "$2")"
+    cat <<TOML
 ${timeout}[$p.odata.pagination]
 default = $PAGE_SIZE
 max = ${PAGE_MAX:-$PAGE_SIZE}
@@ -107,30 +120,36 @@ price = "Edm.Decimal"
 created = "Edm.DateTimeOffset"
 active = "Edm.Boolean"
 TOML
+  } >"$OUT/Rocket-$1-$2.toml"
 }
 
-start_gh() { # start_gh ENGINE SIZE: one Gatehouse process, answering GET /odata/Items
-  local engine=$1 size=$2 status=000 log="$OUT/gatehouse-$1-$2.log"
+start_gh() { # start_gh ENGINE SIZE: one Gatehouse process, answering GET /odata/Items (GH_SET)
+  local engine=$1 size=$2 status=000 log="$OUT/gatehouse-$1-$2.log" set="${GH_SET:-Items}" kv extra=()
   [[ -z "$GH_PID" ]] || die "start_gh: a Gatehouse process is still running"
+  read -r -a extra <<<"${GH_ENV:-}"
+  for kv in "${extra[@]}"; do
+    [[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "GH_ENV: '$kv' is not a NAME=VALUE assignment"
+  done
   [[ -f "$OUT/Rocket-$engine-$size.toml" ]] || write_config "$engine" "$size"
   if curl -s -o /dev/null "http://127.0.0.1:$GH_PORT/"; then
     die "something already listens on port $GH_PORT; set GH_PORT"
   fi
-  echo "--- $(date +%H:%M:%S) start" >>"$log"
+  echo "--- $(date +%H:%M:%S) start${GH_ENV:+ with $GH_ENV}" >>"$log"
+  # env execs the binary: GH_PID is Gatehouse's own process id.
   ROCKET_CONFIG="$OUT/Rocket-$engine-$size.toml" ROCKET_PROFILE="${GH_PROFILE:-release}" RUST_LOG=warn \
-    "$GH_BIN" serve >>"$log" 2>&1 &
+    env "${extra[@]}" "$GH_BIN" serve >>"$log" 2>&1 &
   GH_PID=$!
   for _ in $(seq 1 300); do
     kill -0 "$GH_PID" 2>/dev/null || { tail -20 "$log" >&2; GH_PID=""; die "Gatehouse ($engine, $size rows) exited at start (log above)"; }
-    status=$(curl -s -o /dev/null -w '%{http_code}' "$GH_BASE/Items?\$top=1" || true)
+    status=$(curl -s -o /dev/null -w '%{http_code}' "$GH_BASE/$set?\$top=1" || true)
     [[ "$status" != 000 ]] && break
     sleep 0.1
   done
   case "$status" in
     200) ;;
     000) die "Gatehouse ($engine, $size rows) did not answer on port $GH_PORT within 30 s" ;;
-    404) die "Gatehouse ($engine): GET /odata/Items answers 404: no OData routes, or the Items set was not declared" ;;
-    *) curl -s "$GH_BASE/Items?\$top=1" | head -c 400 >&2; echo >&2; die "Gatehouse ($engine, $size rows): GET /odata/Items?\$top=1 answers $status" ;;
+    404) die "Gatehouse ($engine): GET /odata/$set answers 404: no OData routes, or the $set set was not declared" ;;
+    *) curl -s "$GH_BASE/$set?\$top=1" | head -c 400 >&2; echo >&2; die "Gatehouse ($engine, $size rows): GET /odata/$set?\$top=1 answers $status" ;;
   esac
 }
 

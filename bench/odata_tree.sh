@@ -52,13 +52,15 @@ MARIADB=(mariadb -h 127.0.0.1 -P 3306 -u root -N -B)
 export PGSSLMODE=disable
 die() { echo "odata_tree.sh: $*" >&2; exit 1; }
 
-NAMES=(toplevels children)
+# The reads (TREE_NAMES, TREE_QUERIES), load_tree_data, write_tree_config:
+# bench/odata_tree_lib.sh, shared with bench/odata_ab.sh.
+TREE_ROWS="$ROWS"
+# shellcheck source=bench/odata_tree_lib.sh
+source "$ROOT/bench/odata_tree_lib.sh"
+NAMES=("${TREE_NAMES[@]}")
+QUERIES=("${TREE_QUERIES[@]}")
 # A tree read in a statement log (bench/statements.py).
 TREE_STATEMENT='WITH RECURSIVE|SELECT .*gh_scoped'
-QUERIES=(
-  "\$apply=com.sap.vocabularies.Hierarchy.v1.TopLevels(HierarchyNodes=\$root/Nodes,HierarchyQualifier='NodesHierarchy',NodeProperty='ID',Levels=2)&\$select=ID,name,DistanceFromRoot,DrillState,LimitedDescendantCount,LimitedRank&\$count=true&\$skip=0&\$top=110"
-  "\$apply=descendants(\$root/Nodes,NodesHierarchy,ID,filter(ID%20eq%207),1)&\$select=ID,name,DrillState&\$count=true&\$skip=0&\$top=110"
-)
 
 for tool in curl python3 wrk; do command -v "$tool" >/dev/null || die "$tool is required (wrk: apt-get install wrk)"; done
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
@@ -67,49 +69,9 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
 fi
 mkdir -p "$OUT" "$DATA"
 echo "output: $OUT"
-servers=()
-for e in postgres mariadb; do [[ " $ENGINES " == *" $e "* ]] && servers+=("$e"); done
-python3 "$ROOT/bench/odata_tree_data.py" --rows "$ROWS" --sqlite "$DATA/tree-$ROWS.db" \
-  --engines "$(IFS=,; echo "${servers[*]:-}")"
+load_tree_data "$ENGINES"
 
-db_url() {
-  case "$1" in
-    sqlite) echo "sqlite://$DATA/tree-$ROWS.db?mode=rwc" ;;
-    postgres) echo "postgres://postgres@127.0.0.1:5432/gh_tree" ;;
-    mariadb) echo "mysql://root@127.0.0.1:3306/gh_tree" ;;
-  esac
-}
-write_config() { # write_config ENGINE
-  local secret
-  secret="$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
-  cat >"$OUT/Rocket-$1.toml" <<TOML
-[release]
-address = "127.0.0.1"
-port = $GH_PORT
-base_url = "http://127.0.0.1:$GH_PORT"
-secret_key = "$secret"
-log_level = "off"
-
-[release.databases.main]
-url = "$(db_url "$1")"
-
-[release.odata.pagination]
-default = 1000
-max = 1000
-
-# Public: the peer runs without authentication.
-[release.odata.sets.Nodes]
-table = "nodes"
-key = "ID"
-public = true
-navigation = { parent = { target = "Nodes", column = "parent_ID" } }
-hierarchy = { qualifier = "NodesHierarchy", parent = "parent" }
-
-[release.odata.sets.Nodes.types]
-ID = "Edm.Int32"
-parent_ID = "Edm.Int32"
-TOML
-}
+write_config() { write_tree_config "$1" "$OUT/Rocket-$1.toml"; } # write_config ENGINE
 
 GH_PID="" PEER_DIR=""
 start_gh() {

@@ -5,6 +5,7 @@ request, and results.md.
 
   odata_walk.py walk   --out DIR --engine E --base http://127.0.0.1:8711 --rows N --page P
                        [--rounds 2] [--gen ../shared/bench/gen_items.py]
+                       [--walks plain,shaped] [--no-skip]
   odata_walk.py keyset --out DIR --engine E --rows N --page P --db PATH_OR_NAME [--rounds 2]
   odata_walk.py rss    --out DIR --engine E --base http://127.0.0.1:8711 --rows N --page P --pid PID
   odata_walk.py report --out DIR --engines "sqlite postgres mariadb" --rows N --page P [...] > results.md
@@ -248,7 +249,12 @@ def cmd_walk(a):
     status, body, _ = client.get(PLAIN_PATH + "?$top=1")  # opens the connection
     parse(status, body, "$top=1")
     res = {"engine": a.engine, "rows": a.rows, "page": a.page, "walks": {}}
+    walks = [w for w in a.walks.split(",") if w]
+    if not walks or set(walks) - set(WALKS):
+        sys.exit("odata_walk.py: --walks takes %s, not %r" % (",".join(WALKS), a.walks))
     for walk, start in (("plain", PLAIN_PATH), ("shaped", SHAPED_PATH)):
+        if walk not in walks:
+            continue
         rounds = []
         for rnd in range(1, a.rounds + 1):
             pages, ok, msg, wall = walk_once(client, start, walk, gen, a.rows)
@@ -260,6 +266,10 @@ def cmd_walk(a):
                   " (client wall %.1f s); %s" % (a.engine, walk, rnd, s["pages"], s["first10_ms"], s["last10_ms"],
                                                  s["ratio"], s["total_s"], wall, msg))
         res["walks"][walk] = rounds
+    if a.no_skip:
+        res["reconnects"] = client.reconnects
+        json.dump(res, open(os.path.join(a.out, "walk-%s.json" % a.engine), "w"), indent=1, default=str)
+        return
     # $skip alone (the plain shape): the first ten pages following the links
     # without their $skiptoken, then the last ten at their offsets.
     pages, target, skip, bad = [], PLAIN_PATH, 0, []
@@ -632,6 +642,9 @@ def main():
             p.add_argument("--engine", required=True)
         if name in ("walk", "rss"):
             p.add_argument("--base", required=True, help="http://127.0.0.1:PORT")
+        if name == "walk":
+            p.add_argument("--walks", default="plain,shaped", help="which walks, comma-separated")
+            p.add_argument("--no-skip", action="store_true", help="no $skip-alone sample after the walks")
         if name == "rss":
             p.add_argument("--pid", type=int, required=True)
         if name == "keyset":
