@@ -31,6 +31,7 @@ use crate::mail::{Composer, Mailer};
 use crate::metrics::Metrics;
 use crate::odata::{self, declared_sets, EntitySet, Model, Service, SkipTokens};
 use crate::ops::request_id::{self, RequestId};
+use crate::ops::scrape::Scrape;
 use crate::ops::traced::traced;
 use crate::screens::{Screen, Screens};
 use crate::security::{common_headers, is_auth_path, screen_headers, CONTENT_SECURITY_POLICY};
@@ -270,6 +271,7 @@ impl Fairing for Gatehouse {
         };
         match built {
             Ok((rocket, (state, odata))) => Ok(rocket
+                .manage(Scrape::of(&state, &odata.readers))
                 .manage(state.shared.clone())
                 .manage(state)
                 .manage(odata)
@@ -298,6 +300,11 @@ impl Fairing for Gatehouse {
             tokio::spawn(async move { sweeper.run().await });
             tokio::spawn(gh.reset_requests.clone().run());
             gh.oidc.discover_in_background();
+            if let (Some(address), Some(scrape)) =
+                (gh.settings.ops.metrics_address, rocket.state::<Scrape>())
+            {
+                crate::ops::scrape::serve_apart(rocket, scrape.clone(), address);
+            }
             if let Some(reason) = passkeys::off_reason(&gh.settings.base_url) {
                 tracing::warn!(
                     "passkeys are off: {reason}; a base_url naming a host \

@@ -243,3 +243,53 @@ fn the_shipped_alerting_rules_check_and_pass_their_unit_tests() {
     );
     assert!(tested.contains("SUCCESS"), "{tested}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_are_served_on_a_listener_of_their_own() {
+    let db = common::TestDb::new().await;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let (figment, base) = common::served_figment(
+        &db.url,
+        &format!("[ops]\nmetrics_address = \"127.0.0.1:{port}\"\n"),
+    );
+    let rocket = gatehouse_host::rocket(figment)
+        .ignite()
+        .await
+        .expect("the host ignites");
+    let shutdown = common::launch(rocket, &base, "/login").await;
+    let apart = format!("http://127.0.0.1:{port}");
+    let http = Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let page = loop {
+        if let Ok(answer) = http.get(format!("{apart}/metrics")).send().await {
+            assert_eq!(answer.status(), reqwest::StatusCode::OK);
+            break answer.text().await.expect("text");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the metrics listener did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(page.contains("gatehouse_build_info{version="), "{page}");
+    // It serves the metrics alone.
+    let login = http
+        .get(format!("{apart}/login"))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(login.status(), reqwest::StatusCode::NOT_FOUND);
+    shutdown.notify();
+    // It ends with the server.
+    let ended = Instant::now() + Duration::from_secs(15);
+    while http.get(format!("{apart}/metrics")).send().await.is_ok() {
+        assert!(
+            Instant::now() < ended,
+            "the metrics listener outlived the server"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -17,6 +17,9 @@ pub struct OpsSettings {
     pub metrics_allow: Vec<ipnet::IpNet>,
     /// A bearer token that opens `/metrics` to any caller.
     pub metrics_token: Option<secrecy::SecretString>,
+    /// A listener of its own serving `/metrics` alone (`0.0.0.0:9464`),
+    /// to whoever reaches it.
+    pub metrics_address: Option<std::net::SocketAddr>,
     /// Where the reference host exports traces over OTLP/HTTP (protobuf),
     /// as `http://collector:4318`; none: no exporter runs.
     pub otlp_endpoint: Option<String>,
@@ -28,6 +31,7 @@ impl Default for OpsSettings {
             metrics: true,
             metrics_allow: Vec::new(),
             metrics_token: None,
+            metrics_address: None,
             otlp_endpoint: None,
         }
     }
@@ -39,6 +43,7 @@ impl std::fmt::Debug for OpsSettings {
             .field("metrics", &self.metrics)
             .field("metrics_allow", &self.metrics_allow)
             .field("metrics_token", &self.metrics_token.as_ref().map(|_| "…"))
+            .field("metrics_address", &self.metrics_address)
             .field("otlp_endpoint", &self.otlp_endpoint)
             .finish()
     }

@@ -1,7 +1,11 @@
 //! `GET /metrics`: the Prometheus exposition of [`Metrics`](crate::metrics),
 //! served to loopback callers, to the networks of `ops.metrics_allow`, and
 //! to anyone sending `Authorization: Bearer <ops.metrics_token>`; every
-//! other caller gets the same 404 as an unknown path.
+//! other caller gets the same 404 as an unknown path. With
+//! `ops.metrics_address` it is also served on a listener of its own, to
+//! whoever reaches that address.
+
+use std::net::SocketAddr;
 
 use rocket::http::{ContentType, Status};
 use rocket::request::{FromRequest, Outcome};
@@ -12,8 +16,8 @@ use subtle::ConstantTimeEq;
 
 use crate::clock::unix_now;
 use crate::config::OpsSettings;
-use crate::metrics::Held;
-use crate::odata::Service;
+use crate::db::{Db, Readers};
+use crate::metrics::{Held, Metrics};
 use crate::security::ClientIp;
 use crate::session::store;
 use crate::state::GatehouseState;
@@ -61,40 +65,104 @@ impl<'r> FromRequest<'r> for MetricsReader {
     }
 }
 
-/// The exposition, with what the database holds read now.
+/// What a scrape reads: the counts, and where to read what is held now.
+#[derive(Clone)]
+pub struct Scrape {
+    metrics: Metrics,
+    db: Db,
+    readers: Readers,
+    idle_seconds: i64,
+}
+
+impl Scrape {
+    /// The scrape of `gh`'s metrics, its OData reads through `readers`.
+    pub fn of(gh: &GatehouseState, readers: &Readers) -> Scrape {
+        Scrape {
+            metrics: gh.metrics.clone(),
+            db: gh.db.clone(),
+            readers: readers.clone(),
+            idle_seconds: i64::from(gh.settings.session.idle_minutes) * 60,
+        }
+    }
+
+    /// The exposition, with what the database holds read now.
+    async fn page(&self) -> Result<(ContentType, Vec<u8>), Status> {
+        let sessions = store::active(&self.db, unix_now(), self.idle_seconds)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "metrics: the active sessions could not be counted");
+                0
+            });
+        let pool = self.db.pool();
+        let size = i64::from(pool.size());
+        let idle = i64::try_from(pool.num_idle()).unwrap_or(size);
+        let replicas = self
+            .readers
+            .replica_states()
+            .into_iter()
+            .map(|r| (r.in_use, r.behind.map(|b| b.as_secs_f64())))
+            .collect();
+        let held = Held {
+            ready: super::probes::database(&self.db).await.is_ok(),
+            sessions,
+            busy: (size - idle).max(0),
+            idle,
+            failovers: self.db.failovers(),
+            replicas,
+        };
+        let (content_type, body) = self.metrics.exposition(held).ok_or(Status::NotFound)?;
+        let content_type =
+            ContentType::parse_flexible(&content_type).unwrap_or(ContentType::Plain);
+        Ok((content_type, body))
+    }
+}
+
+/// The exposition, to a caller that may read it.
 #[get("/metrics")]
 pub async fn metrics(
     _reader: MetricsReader,
-    gh: &State<GatehouseState>,
-    odata: &State<Service>,
+    scrape: &State<Scrape>,
 ) -> Result<(ContentType, Vec<u8>), Status> {
-    let idle_seconds = i64::from(gh.settings.session.idle_minutes) * 60;
-    let sessions = store::active(&gh.db, unix_now(), idle_seconds)
-        .await
-        .unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "metrics: the active sessions could not be counted");
-            0
+    scrape.page().await
+}
+
+/// The exposition on the listener of its own (`ops.metrics_address`),
+/// whose network is its access rule.
+#[get("/metrics")]
+async fn own_listener(scrape: &State<Scrape>) -> Result<(ContentType, Vec<u8>), Status> {
+    scrape.page().await
+}
+
+/// Serves `/metrics` alone at `address` until `rocket` shuts down; a
+/// listener that cannot start is logged.
+pub fn serve_apart(rocket: &rocket::Rocket<rocket::Orbit>, scrape: Scrape, address: SocketAddr) {
+    let figment = rocket
+        .figment()
+        .clone()
+        .merge(("address", address.ip()))
+        .merge(("port", address.port()))
+        .merge(("log_level", "off"));
+    let apart = rocket::custom(figment)
+        .manage(scrape)
+        .mount("/", rocket::routes![own_listener]);
+    let ended = rocket.shutdown();
+    tokio::spawn(async move {
+        let apart = match apart.ignite().await {
+            Ok(apart) => apart,
+            Err(e) => {
+                tracing::error!("metrics listener {address} could not start: {e}");
+                return;
+            }
+        };
+        let stop = apart.shutdown();
+        tokio::spawn(async move {
+            ended.await;
+            stop.notify();
         });
-    let pool = gh.db.pool();
-    let size = i64::from(pool.size());
-    let idle = i64::try_from(pool.num_idle()).unwrap_or(size);
-    let replicas = odata
-        .readers
-        .replica_states()
-        .into_iter()
-        .map(|r| (r.in_use, r.behind.map(|b| b.as_secs_f64())))
-        .collect();
-    let held = Held {
-        ready: super::probes::database(&gh.db).await.is_ok(),
-        sessions,
-        busy: (size - idle).max(0),
-        idle,
-        failovers: gh.db.failovers(),
-        replicas,
-    };
-    let (content_type, body) = gh.metrics.exposition(held).ok_or(Status::NotFound)?;
-    let content_type = ContentType::parse_flexible(&content_type).unwrap_or(ContentType::Plain);
-    Ok((content_type, body))
+        if let Err(e) = apart.launch().await {
+            tracing::error!("metrics listener {address} could not start: {e}");
+        }
+    });
 }
 
 #[cfg(test)]
