@@ -56,6 +56,7 @@ struct Families {
     pool_connections: IntGaugeVec,
     mail_sent: IntCounterVec,
     ready: IntGauge,
+    pool_waiting: IntGauge,
     failovers: prometheus::IntCounter,
     replica_up: IntGaugeVec,
     replica_lag: prometheus::GaugeVec,
@@ -87,6 +88,8 @@ pub struct Held {
     pub busy: i64,
     /// Connections of the main pool idle.
     pub idle: i64,
+    /// Statements waiting for a connection of the main pool.
+    pub waiting: i64,
     /// How many times the main pool found a new primary after losing one.
     pub failovers: u64,
     /// Each replica in the order of `odata.replicas`: whether reads go to
@@ -224,6 +227,11 @@ impl Metrics {
                 "ready",
                 "1 while /readyz answers ready: the primary answers, its migrations are current.",
             ),
+            pool_waiting: gauge(
+                r,
+                "db_pool_waiting",
+                "Statements waiting for a connection of the main pool.",
+            ),
             failovers: registered(
                 r,
                 prometheus::IntCounter::new(
@@ -340,6 +348,7 @@ impl Metrics {
     pub fn exposition(&self, held: Held) -> Option<(String, Vec<u8>)> {
         let f = self.0.as_ref()?;
         f.ready.set(i64::from(held.ready));
+        f.pool_waiting.set(held.waiting);
         // A counter: it takes what happened since the last scrape.
         f.failovers
             .inc_by(held.failovers.saturating_sub(f.failovers.get()));

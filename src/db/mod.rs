@@ -41,6 +41,7 @@ pub use tx::Tx;
 use failover::{find_writable, Primary};
 use pg_url::Hosts;
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -130,6 +131,25 @@ pub struct DbPool {
     /// Which of several PostgreSQL hosts accepts writes, when the URL
     /// names several.
     primary: Option<Arc<Primary>>,
+    /// Statements waiting for a connection of the pool now.
+    waiting: Arc<AtomicI64>,
+}
+
+/// One statement waiting for a connection, counted while it waits (also
+/// when it stops waiting because its request went away).
+struct Waiting<'a>(&'a AtomicI64);
+
+impl<'a> Waiting<'a> {
+    fn on(count: &'a AtomicI64) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Self(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl std::fmt::Debug for DbPool {
@@ -269,6 +289,7 @@ impl DbPool {
                 dialect,
                 url: url.into(),
                 primary: None,
+                waiting: Arc::default(),
             });
         };
         let Some(found) = find_writable(&hosts).await else {
@@ -283,6 +304,7 @@ impl DbPool {
             dialect,
             url: url.into(),
             primary: Some(primary),
+            waiting: Arc::default(),
         })
     }
 
@@ -296,6 +318,7 @@ impl DbPool {
     /// cutting it would leave its client not knowing whether a commit in
     /// flight took effect.
     pub(crate) async fn connection(&self) -> Result<PoolConnection<Any>, DbError> {
+        let _waiting = Waiting::on(&self.waiting);
         let Some(primary) = &self.primary else {
             return self.pool.acquire().await;
         };
@@ -341,6 +364,11 @@ impl DbPool {
     /// The SQL dialect of this database.
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// How many statements wait for a connection of the pool now.
+    pub(crate) fn waiting(&self) -> i64 {
+        self.waiting.load(Ordering::Relaxed)
     }
 
     /// How many times the pool found a new primary after losing one (0

@@ -107,6 +107,7 @@ impl Scrape {
             sessions,
             busy: (size - idle).max(0),
             idle,
+            waiting: self.db.waiting(),
             failovers: self.db.failovers(),
             replicas,
         };

@@ -55,6 +55,16 @@ async fn sign_ins_move_the_counters_exactly() {
         "{page}"
     );
     assert_eq!(sample(&page, "gatehouse_ready"), Some(1.0), "{page}");
+    assert_eq!(
+        sample(&page, "gatehouse_db_pool_waiting"),
+        Some(0.0),
+        "{page}"
+    );
+    assert_eq!(
+        sample(&page, "gatehouse_db_failovers_total"),
+        Some(0.0),
+        "{page}"
+    );
     assert!(page.contains("gatehouse_build_info{version="), "{page}");
     assert!(
         page.contains("gatehouse_password_hash_duration_seconds_count"),
