@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{add_user, cli, gatehouse, run, TestDb, PASSWORD};
+use common::{add_user, cli, gatehouse, run, serve_command, TestDb, PASSWORD};
 use reqwest::header::{ACCEPT, COOKIE, RETRY_AFTER, SET_COOKIE};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
@@ -50,16 +50,11 @@ impl Server {
 
     /// As [`Server::spawn`], with `env` added to the process's environment.
     fn spawn_with(db: &TestDb, name: &'static str, env: &[(&str, String)]) -> Self {
-        let port = free_port();
-        let base = format!("http://127.0.0.1:{port}");
+        let (mut command, base) = serve_command(db);
+        let port = base.rsplit(':').next().unwrap_or_default().to_owned();
         let stdout_log = db.dir().join(format!("{name}-{port}.stdout.log"));
         let stderr_log = db.dir().join(format!("{name}-{port}.stderr.log"));
-        let mut command = gatehouse(db);
         command
-            .arg("serve")
-            .env("ROCKET_ADDRESS", "127.0.0.1")
-            .env("ROCKET_PORT", port.to_string())
-            .env("ROCKET_BASE_URL", &base)
             .stdout(Stdio::from(File::create(&stdout_log).expect("stdout log")))
             .stderr(Stdio::from(File::create(&stderr_log).expect("stderr log")));
         for (key, value) in env {

@@ -15,7 +15,7 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{add_user, gatehouse, TestDb, PASSWORD};
+use common::{add_user, TestDb, PASSWORD};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::trace::v1::Span;
@@ -64,6 +64,27 @@ impl Drop for Server {
     }
 }
 
+/// `gatehouse serve` on a free port over `db`, with `env` added, its
+/// standard output in `db`'s folder (`serve.log`), once it answers
+/// `/login`; answers it and its base URL.
+async fn serve(db: &TestDb, env: &[(&str, String)]) -> (Server, String) {
+    let (mut command, base) = common::serve_command(db);
+    command
+        .stdout(Stdio::from(
+            File::create(db.dir().join("serve.log")).expect("a log"),
+        ))
+        .stderr(Stdio::from(
+            File::create(db.dir().join("serve.err")).expect("a log"),
+        ));
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let server = Server(command.spawn().expect("gatehouse serve starts"));
+    let ready = common::launched(&base, "/login").await;
+    assert!(ready, "the server did not start");
+    (server, base)
+}
+
 fn attribute(span: &Span, key: &str) -> Option<String> {
     let value = span
         .attributes
@@ -96,37 +117,19 @@ async fn a_request_and_its_statements_are_exported_in_the_callers_trace() {
     .mount("/", routes![traces]);
     tokio::spawn(receiver.launch());
 
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let log = db.dir().join("serve.log");
-    let mut command = gatehouse(&db);
-    command
-        .arg("serve")
-        .env("ROCKET_ADDRESS", "127.0.0.1")
-        .env("ROCKET_PORT", port.to_string())
-        .env("ROCKET_BASE_URL", &base)
-        .env(
-            "ROCKET_OPS",
-            format!("{{otlp_endpoint=\"http://127.0.0.1:{receiver_port}\"}}"),
-        )
-        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-        .stdout(Stdio::from(File::create(&log).expect("a log")))
-        .stderr(Stdio::from(
-            File::create(db.dir().join("serve.err")).expect("a log"),
-        ));
-    let _server = Server(command.spawn().expect("gatehouse serve starts"));
-
+    let (_server, base) = serve(
+        &db,
+        &[
+            (
+                "ROCKET_OPS",
+                format!("{{otlp_endpoint=\"http://127.0.0.1:{receiver_port}\"}}"),
+            ),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100".to_owned()),
+        ],
+    )
+    .await;
     let http = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !http
-        .get(format!("{base}/login"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status().is_success())
-    {
-        assert!(Instant::now() < deadline, "the server did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let answer = http
         .post(format!("{base}/auth/login"))
         .header("traceparent", format!("00-{TRACE_ID}-{PARENT_ID}-01"))
@@ -197,32 +200,10 @@ async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
     let db = TestDb::new().await;
     common::cli(&db, &["migrate"], None).assert_success();
     add_user(&db, EMAIL, "Ada", PASSWORD);
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
+    let (_server, base) = serve(&db, &[("ROCKET_LOG", "{format=\"json\"}".to_owned())]).await;
     let log = db.dir().join("serve.log");
-    let mut command = gatehouse(&db);
-    command
-        .arg("serve")
-        .env("ROCKET_ADDRESS", "127.0.0.1")
-        .env("ROCKET_PORT", port.to_string())
-        .env("ROCKET_BASE_URL", &base)
-        .env("ROCKET_LOG", "{format=\"json\"}")
-        .stdout(Stdio::from(File::create(&log).expect("a log")))
-        .stderr(Stdio::from(
-            File::create(db.dir().join("serve.err")).expect("a log"),
-        ));
-    let _server = Server(command.spawn().expect("gatehouse serve starts"));
     let http = reqwest::Client::new();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !http
-        .get(format!("{base}/login"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status().is_success())
-    {
-        assert!(Instant::now() < deadline, "the server did not start");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     let id = "json-log-check.1";
     let answer = http
         .post(format!("{base}/auth/login"))

@@ -64,6 +64,23 @@ pub fn gatehouse(db: &TestDb) -> Command {
     command
 }
 
+/// `gatehouse serve` on `db`, listening on a free loopback port; answers
+/// the command (not started) and its base URL.
+pub fn serve_command(db: &TestDb) -> (Command, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut command = gatehouse(db);
+    command
+        .arg("serve")
+        .env("ROCKET_ADDRESS", "127.0.0.1")
+        .env("ROCKET_PORT", port.to_string())
+        .env("ROCKET_BASE_URL", &base);
+    (command, base)
+}
+
 /// What a finished command left behind.
 #[derive(Debug)]
 pub struct Run {
@@ -236,18 +253,27 @@ pub async fn launch(
 ) -> rocket::Shutdown {
     let shutdown = rocket.shutdown();
     tokio::spawn(rocket.launch());
+    assert!(launched(base, ready_path).await, "the host did not start");
+    shutdown
+}
+
+/// Whether `base` + `ready_path` answers a success within 60 s, asked
+/// every 100 ms.
+pub async fn launched(base: &str, ready_path: &str) -> bool {
     let http = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !http
         .get(format!("{base}{ready_path}"))
         .send()
         .await
         .is_ok_and(|r| r.status().is_success())
     {
-        assert!(Instant::now() < deadline, "the host did not start");
+        if Instant::now() > deadline {
+            return false;
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    shutdown
+    true
 }
 
 /// The configuration of the reference host served on a free loopback port
