@@ -31,7 +31,8 @@ impl Dialect {
         )
     }
 
-    /// The engine as OpenTelemetry names it (`db.system.name`).
+    /// The engine as OpenTelemetry names it (`db.system.name`), and as
+    /// the metrics' `engine` label does.
     pub(crate) fn system_name(self) -> &'static str {
         match self {
             Self::Sqlite => "sqlite",

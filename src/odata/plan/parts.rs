@@ -35,6 +35,8 @@ pub(crate) enum Reading<'p, 'm, 'q> {
 pub(crate) struct Listing<'p, 'm, 'q> {
     /// The body's `@odata.context`.
     pub context: String,
+    /// The rows its page holds at most (the body's buffer is sized by it).
+    pub page_rows: u64,
     /// The rows read.
     pub rows: Rows<'p, 'm, 'q>,
     /// What closes the body.

@@ -142,6 +142,7 @@ fn listing<'p, 'm, 'q>(
     };
     Ok(Listing {
         context,
+        page_rows: slice.rows(),
         rows,
         close,
     })

@@ -1,7 +1,7 @@
 //! What every `/odata` request shares ([`Service`]), made once on ignite.
 
 use crate::config::{ConfigError, ODataSettings, PaginationSettings};
-use crate::db::{Db, Dialect, Readers};
+use crate::db::{Db, Readers};
 use crate::metrics::Metrics;
 use crate::odata::check::paging::Page;
 use crate::odata::check::scopes::Scopes;
@@ -104,11 +104,7 @@ impl Service {
             counted: Counted {
                 rows: self.metrics.odata_rows(&set.name),
                 metrics: self.metrics.clone(),
-                engine: match db.dialect() {
-                    Dialect::Sqlite => "sqlite",
-                    Dialect::Postgres => "postgres",
-                    Dialect::MySql => "mysql",
-                },
+                engine: db.dialect().system_name(),
             },
         }
     }

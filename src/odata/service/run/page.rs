@@ -27,10 +27,11 @@ pub(super) async fn listing(
 ) -> Result<Reply, ODataError> {
     let Listing {
         context,
+        page_rows,
         rows,
         close,
     } = listing;
-    let mut head = Vec::with_capacity(256 + 128 * ctx.request.page.rows().min(1000) as usize);
+    let mut head = Vec::with_capacity(256 + 128 * page_rows.min(1000) as usize);
     head.extend_from_slice(b"{\"@odata.context\":");
     write_str(&mut head, &context);
     match rows {
