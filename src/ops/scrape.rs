@@ -17,7 +17,7 @@ use subtle::ConstantTimeEq;
 use crate::clock::unix_now;
 use crate::config::OpsSettings;
 use crate::db::{Db, Readers};
-use crate::metrics::{Held, Metrics};
+use crate::metrics::{Format, Held, Metrics};
 use crate::security::ClientIp;
 use crate::session::store;
 use crate::state::GatehouseState;
@@ -85,8 +85,8 @@ impl Scrape {
         }
     }
 
-    /// The exposition, with what the database holds read now.
-    async fn page(&self) -> Result<(ContentType, Vec<u8>), Status> {
+    /// The exposition in `format`, with what the database holds read now.
+    async fn page(&self, format: Format) -> Result<(ContentType, String), Status> {
         let sessions = store::active(&self.db, unix_now(), self.idle_seconds)
             .await
             .unwrap_or_else(|e| {
@@ -111,10 +111,25 @@ impl Scrape {
             failovers: self.db.failovers(),
             replicas,
         };
-        let (content_type, body) = self.metrics.exposition(held).ok_or(Status::NotFound)?;
+        let body = self
+            .metrics
+            .exposition(held, format)
+            .ok_or(Status::NotFound)?;
         let content_type =
-            ContentType::parse_flexible(&content_type).unwrap_or(ContentType::Plain);
+            ContentType::parse_flexible(format.content_type()).unwrap_or(ContentType::Plain);
         Ok((content_type, body))
+    }
+}
+
+/// The format a scraper's `Accept` header asks for.
+pub struct Asked(Format);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for Asked {
+    type Error = std::convert::Infallible;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        Outcome::Success(Asked(Format::asked(req.headers().get_one("Accept"))))
     }
 }
 
@@ -122,16 +137,20 @@ impl Scrape {
 #[get("/metrics")]
 pub async fn metrics(
     _reader: MetricsReader,
+    asked: Asked,
     scrape: &State<Scrape>,
-) -> Result<(ContentType, Vec<u8>), Status> {
-    scrape.page().await
+) -> Result<(ContentType, String), Status> {
+    scrape.page(asked.0).await
 }
 
 /// The exposition on the listener of its own (`ops.metrics_address`),
 /// whose network is its access rule.
 #[get("/metrics")]
-async fn own_listener(scrape: &State<Scrape>) -> Result<(ContentType, Vec<u8>), Status> {
-    scrape.page().await
+async fn own_listener(
+    asked: Asked,
+    scrape: &State<Scrape>,
+) -> Result<(ContentType, String), Status> {
+    scrape.page(asked.0).await
 }
 
 /// Serves `/metrics` alone at `address` until `rocket` shuts down; a

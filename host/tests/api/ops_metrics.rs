@@ -134,3 +134,44 @@ async fn no_label_holds_an_address_a_path_or_a_set_name_a_caller_made_up() {
     }
     assert!(page.contains(r#"route="unmatched""#), "{page}");
 }
+
+#[rocket::async_test]
+async fn a_scraper_asking_for_openmetrics_gets_openmetrics() {
+    let app = spawn_app().await;
+    app.create_user("ada@example.org", PASSWORD).await;
+    assert_eq!(
+        app.login("ada@example.org", "not it").await,
+        Status::UnprocessableEntity
+    );
+    let response = app
+        .client
+        .get("/metrics")
+        .remote("127.0.0.1:9000".parse().expect("an address"))
+        .header(Header::new(
+            "Accept",
+            "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5",
+        ))
+        .dispatch()
+        .await;
+    assert_eq!(response.status(), Status::Ok);
+    let content_type = response.content_type().expect("a content type");
+    assert_eq!(
+        content_type.to_string(),
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    let page = response.into_string().await.unwrap_or_default();
+    assert!(page.ends_with("# EOF\n"), "{page}");
+    assert!(
+        page.contains("# TYPE gatehouse_auth_events counter"),
+        "{page}"
+    );
+    let failed = r#"gatehouse_auth_events_total{event="failed",method="password"}"#;
+    assert_eq!(sample(&page, failed), Some(1.0), "{page}");
+
+    let (_, plain) = scrape(&app, "127.0.0.1:9000", None).await;
+    assert!(!plain.contains("# EOF"), "{plain}");
+    assert!(
+        plain.contains("# TYPE gatehouse_auth_events_total counter"),
+        "{plain}"
+    );
+}

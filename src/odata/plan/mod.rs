@@ -29,4 +29,4 @@ pub(crate) use parts::{
     Close, Follow, InlineCount, Listing, Navigate, OrderValues, PagePlan, PageRead, Plan, Reading,
     RowShape, Rows, Single,
 };
-pub(crate) use request::{check, request, target};
+pub(crate) use request::plan;

@@ -1,5 +1,6 @@
 //! Planning a read: the set it reads, its query checked once, and the
-//! plan of its collection, entity, count or navigation.
+//! plan of its collection, entity, count or navigation — in one call,
+//! [`plan`], before any statement runs.
 
 use crate::odata::check::checked::{check_query, Checked};
 use crate::odata::check::paging::Page;
@@ -16,11 +17,26 @@ use crate::odata::query::path::{KeySegment, SetPath};
 use crate::odata::query::syntax::{Path, Query, Select};
 use crate::odata::sql::fetch::{fetch_query, Fetch, Restriction, Through};
 
+/// The plan of a read of `path` below `set` with `query`: the set it reads
+/// (401, 404), `query` checked once for it into `checked` (400), then the
+/// plan's statements. Asks no database: a wrong request is refused
+/// whatever the data.
+pub(crate) fn plan<'p, 'm, 'q>(
+    ctx: &ODataRequest<'m>,
+    set: &'m EntitySet,
+    path: &SetPath,
+    query: &'q Query,
+    checked: &'p mut Option<Checked<'m, 'q>>,
+) -> Result<Plan<'p, 'm, 'q>, ODataError> {
+    let target = target(ctx, set, path)?;
+    let checked = &*checked.insert(check_query(ctx.model, target, query)?);
+    request(ctx, set, path, checked, query)
+}
+
 /// The set whose rows `path` (below `set`) reads: `set`, or the target of
 /// its navigation. 404 for a navigation `set` lacks or a `$count` of a
-/// single entity; 401 for a target the caller may not read. Asks no
-/// database.
-pub(crate) fn target<'m>(
+/// single entity; 401 for a target the caller may not read.
+fn target<'m>(
     ctx: &ODataRequest<'m>,
     set: &'m EntitySet,
     path: &SetPath,
@@ -48,20 +64,10 @@ pub(crate) fn target<'m>(
     Ok(target)
 }
 
-/// `query` checked for `set`: once per request, before any statement runs
-/// (a request whose options are wrong is 400 whatever the data).
-pub(crate) fn check<'m, 'q>(
-    ctx: &ODataRequest<'m>,
-    set: &'m EntitySet,
-    query: &'q Query,
-) -> Result<Checked<'m, 'q>, ODataError> {
-    Ok(check_query(ctx.model, set, query)?)
-}
-
 /// The plan of a read of `path`, whose set is `set` (a derived set's rows
 /// are read at its source's path), `checked` being the request's query
 /// checked for the set [`target`] named.
-pub(crate) fn request<'p, 'm, 'q>(
+fn request<'p, 'm, 'q>(
     ctx: &ODataRequest<'m>,
     set: &'m EntitySet,
     path: &SetPath,
@@ -195,7 +201,7 @@ fn navigate<'p, 'm, 'q>(
         select: Some(Select::Paths(vec![Path::single(&set.key)])),
         ..Query::default()
     };
-    let parent = check(ctx, set, &keys_only)?;
+    let parent = check_query(ctx.model, set, &keys_only)?;
     let layout = RowShape {
         properties: parent.selected().to_vec(),
         key: &set.key,

@@ -81,8 +81,8 @@ async fn aggregated(
         Scopes::for_caller(&model, &caller),
         numbers,
     );
-    let checked = plan::check(&ctx.request, derived, &query)?;
-    let plan = plan::request(&ctx.request, derived, path, &checked, &query)?;
+    let mut checked = None;
+    let plan = plan::plan(&ctx.request, derived, path, &query, &mut checked)?;
     run_plan(&ctx, plan).await
 }
 
@@ -197,9 +197,8 @@ async fn resource(
     let ctx = service.ctx(set, caller, page, scopes, numbers);
     // Access, the path and the options are settled before any statement
     // runs: a wrong request is refused whatever the data.
-    let target = plan::target(&ctx.request, set, &path)?;
-    let checked = plan::check(&ctx.request, target, &query)?;
-    let plan = plan::request(&ctx.request, set, &path, &checked, &query)?;
+    let mut checked = None;
+    let plan = plan::plan(&ctx.request, set, &path, &query, &mut checked)?;
     let mut reply = run_plan(&ctx, plan).await?;
     reply.preference_applied = page.preference_applied();
     if numbers == Numbers::Ieee754Compatible {
