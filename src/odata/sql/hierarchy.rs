@@ -66,8 +66,10 @@ pub(crate) fn derive<'a>(
 
 /// The pieces of a set's recursive statement.
 struct Statement<'t, 'a> {
+    /// What the statement shows.
     tree: &'t CheckedHierarchy<'a>,
     dialect: Dialect,
+    /// The writer of its expressions, holding its binds.
     w: Writer<'a>,
     /// The key and parent columns, quoted.
     key: String,
@@ -75,6 +77,7 @@ struct Statement<'t, 'a> {
 }
 
 impl<'t, 'a> Statement<'t, 'a> {
+    /// The pieces of `tree`'s statement for the caller of `scopes`.
     fn new(tree: &'t CheckedHierarchy<'a>, scopes: &'a Scopes<'a>, dialect: Dialect) -> Self {
         Self {
             tree,

@@ -181,7 +181,8 @@ fn sequence<'a>(
             (_, None) if matches!(step, Transformation::Identity) => {}
             (None, Some((paths, aggregates))) => {
                 let groups = grouping::groups(model, set, paths)?;
-                let restriction = restriction(model, set, &filters, searches.clone())?;
+                let searches = std::mem::take(&mut searches);
+                let restriction = restriction(model, set, &filters, searches)?;
                 let grouping = grouping::grouping(set, groups, aggregates, shapes)?;
                 (rows, order) = (Some(grouping.rows), grouping.order());
                 first = Some((restriction, grouping));
@@ -198,6 +199,9 @@ fn sequence<'a>(
                 other => return refuse(&format!("{} before groupby or aggregate", name(other))),
             },
             (Some(read), None) => match step {
+                // The grouped rows have no navigations: a path names one of
+                // their properties, whole (`category/name`) for a group
+                // across one.
                 Transformation::Filter(expr) => {
                     then.push(Step::Filter(check_condition(model, read, expr, TARGET)?));
                 }
@@ -232,9 +236,12 @@ fn sequence<'a>(
     })
 }
 
+/// A `groupby`'s or `aggregate`'s paths and aggregates, as asked.
+type GroupingAsked<'s> = (&'s [Path], &'s [Aggregate]);
+
 /// The paths and aggregates of a `groupby` or `aggregate`; `None` for any
 /// other step.
-fn grouping_in(step: &Transformation) -> Result<Option<(&[Path], &[Aggregate])>, QueryError> {
+fn grouping_in(step: &Transformation) -> Result<Option<GroupingAsked<'_>>, QueryError> {
     Ok(match step {
         Transformation::GroupBy { paths, then } => match then.as_ref().map(|a| a.0.as_slice()) {
             None => Some((paths, &[])),
@@ -327,3 +334,6 @@ fn own_property<'m>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
