@@ -125,11 +125,12 @@ fn normalise(path: &str) -> String {
 }
 
 /// The rules' names, as an invariant names them (``tidy rule `name` ``).
-pub const RULES: [&str; 8] = [
+pub const RULES: [&str; 9] = [
     "file-circle",
     "module-circle",
     "pipeline",
     "engine-sql",
+    "apply-checked",
     "route-import",
     "same-origin",
     "doc-path",

@@ -5,6 +5,7 @@
 //! repository itself; each rule's own tests run it on a small tree that
 //! breaks it.
 
+pub mod apply_checked;
 pub mod docs;
 pub mod engine_sql;
 pub mod graph;
@@ -142,6 +143,7 @@ pub fn check(tree: &Tree) -> Vec<Violation> {
     found.extend(graph::module_circles(tree));
     found.extend(pipeline::check(tree));
     found.extend(engine_sql::check(tree));
+    found.extend(apply_checked::check(tree));
     found.extend(routes::route_imports(tree));
     found.extend(routes::same_origin(tree));
     found.extend(docs::paths(tree));

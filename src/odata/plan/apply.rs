@@ -1,7 +1,9 @@
-//! `$apply` planned: the rows it makes of a set, as a set of their own (a
-//! derived set over the aggregating statement, or a hierarchy's recursive
-//! one), which the request then reads as it reads any set.
+//! `$apply` planned: checked once against the set it reads, then the rows
+//! it makes of the set written as a set of their own (a derived set over
+//! the aggregating statement, or a hierarchy's recursive one), which the
+//! request then reads as it reads any set.
 
+use crate::odata::check::apply::{check_apply, Shapes};
 use crate::odata::check::resolve::QueryError;
 use crate::odata::model::sets::{EntitySet, Model};
 use crate::odata::plan::ctx::ODataRequest;
@@ -28,7 +30,9 @@ pub(crate) fn derived(
         .into());
     }
     let apply = query.apply.clone().unwrap_or(Apply(Vec::new()));
-    let (derived, order) = derive(ctx.model, set, &apply, &ctx.scopes, ctx.dialect())?;
+    let shapes = Shapes::default();
+    let checked = check_apply(ctx.model, set, &apply, &shapes)?;
+    let (derived, order) = derive(&checked, &ctx.scopes, ctx.dialect())?;
     if query.orderby.is_empty() {
         query.orderby = order;
     }

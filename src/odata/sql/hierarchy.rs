@@ -13,21 +13,17 @@
 //! path (each level's rank as eight digits, so that the paths sort in
 //! preorder). Only nodes reached from a root are read: a cycle in the
 //! data has no root and is never followed; the depth is bounded by
-//! [`MAX_DEPTH`].
+//! [`MAX_DEPTH`]. Everything here was checked (`check::apply`): only the
+//! statement is written.
 
 use crate::db::{Bind, Dialect, SqlType};
+use crate::odata::check::apply::{CheckedHierarchy, Restriction, TreeShape};
 use crate::odata::check::resolve::QueryError;
 use crate::odata::check::scopes::Scopes;
-use crate::odata::check::typed::check_condition;
-use crate::odata::model::sets::{Derived, Model};
-use crate::odata::model::sets::{EdmType, EntitySet, Hierarchy, NavigationKind, Property};
-use crate::odata::query::syntax::{
-    Direction, ExpandLevel, OrderItem, Path, Related, TopLevels, Transformation,
-};
+use crate::odata::model::sets::{Derived, EdmType, EntitySet, Hierarchy, Property};
+use crate::odata::query::syntax::{ExpandLevel, OrderItem, Path};
 use crate::odata::sql::expr::Writer;
 use crate::odata::sql::select::search_condition;
-
-const TARGET: &str = "$apply";
 
 /// The deepest level read below a root (or a start node).
 pub const MAX_DEPTH: u32 = 1000;
@@ -36,63 +32,16 @@ pub const MAX_DEPTH: u32 = 1000;
 /// `ExpandLevels` entry's `null`).
 const ALL: i64 = 1_000_000_000;
 
-/// What one hierarchy `$apply` asks.
-struct Asked<'a> {
-    /// `ancestors(…,keep start)` before `TopLevels`: the tree of the nodes
-    /// its sequence picks and their ancestors.
-    ancestors: Option<&'a Related>,
-    /// `TopLevels(…)`, or `descendants(…)`.
-    shape: Shape<'a>,
-    /// The siblings' order.
-    order: &'a [OrderItem],
-}
-
-enum Shape<'a> {
-    TopLevels(&'a TopLevels),
-    Descendants(&'a Related),
-}
-
-/// Whether `steps` use the hierarchy functions.
-pub(crate) fn is_hierarchy(steps: &[Transformation]) -> bool {
-    steps
-        .iter()
-        .any(|s| matches!(s, Transformation::TopLevels(_) | Transformation::Related(_)))
-}
-
-/// The rows a hierarchy `$apply` of `set` makes, as a derived set, and
+/// The rows a checked hierarchy `$apply` makes, as a derived set, and
 /// their order (preorder: `LimitedRank`).
-pub(crate) fn derive<'m>(
-    model: &'m Model,
-    set: &'m EntitySet,
-    steps: &[Transformation],
-    scopes: &'m Scopes<'m>,
+pub(crate) fn derive<'a>(
+    tree: &CheckedHierarchy<'a>,
+    scopes: &'a Scopes<'a>,
     dialect: Dialect,
 ) -> Result<(EntitySet, Vec<OrderItem>), QueryError> {
-    let asked = asked(steps)?;
-    let Some(hierarchy) = &set.hierarchy else {
-        let msg = format!("{} has no hierarchy", set.name);
-        return Err(QueryError::new("invalid_apply", TARGET, msg));
-    };
-    let names = match &asked.shape {
-        Shape::TopLevels(t) => (&t.nodes, &t.qualifier, &t.node_property),
-        Shape::Descendants(r) => (&r.nodes, &r.qualifier, &r.node_property),
-    };
-    let related = asked
-        .ancestors
-        .map(|r| (&r.nodes, &r.qualifier, &r.node_property));
-    for (nodes, qualifier, node_property) in [Some(names), related].into_iter().flatten() {
-        if *nodes != set.name || *qualifier != hierarchy.qualifier || *node_property != set.key {
-            let msg = format!(
-                "the hierarchy of {} is $root/{},{},{}",
-                set.name, set.name, hierarchy.qualifier, set.key
-            );
-            return Err(QueryError::new("invalid_apply", TARGET, msg));
-        }
-    }
-    let statement = Statement::new(model, set, hierarchy, scopes, dialect)?;
-    let (text, binds) = statement.text(&asked)?;
+    let (text, binds) = Statement::new(tree, scopes, dialect).text()?;
     // The scope is applied inside the statement, before the tree is made.
-    let mut rows = set.clone();
+    let mut rows = tree.set.clone();
     rows.hierarchy = None;
     rows.scope = None;
     for (name, edm_type) in Hierarchy::COMPUTED {
@@ -115,94 +64,28 @@ pub(crate) fn derive<'m>(
     Ok((rows, order))
 }
 
-/// The steps' shape: `[ancestors(…,keep start)/]` then
-/// `[orderby(…)/]TopLevels(…)` or `descendants(…)[/orderby(…)]`.
-fn asked(steps: &[Transformation]) -> Result<Asked<'_>, QueryError> {
-    let refuse = |what: &str| {
-        let msg = format!(
-            "{what} is not supported: [ancestors(…,keep start)/] then [orderby(…)/]TopLevels(…) or descendants(…)[/orderby(…)]"
-        );
-        Err(QueryError::new("apply_unsupported", TARGET, msg))
-    };
-    let mut ancestors = None;
-    let mut order: &[OrderItem] = &[];
-    let mut shape = None;
-    for step in steps {
-        match (step, &shape) {
-            (Transformation::Related(r), None)
-                if r.direction == Direction::Ancestors && ancestors.is_none() =>
-            {
-                if !r.keep_start || r.distance.is_some() {
-                    return refuse("ancestors without keep start, or with a distance");
-                }
-                ancestors = Some(r);
-            }
-            (Transformation::OrderBy(items), _) if order.is_empty() => order = items,
-            (Transformation::TopLevels(t), None) => shape = Some(Shape::TopLevels(t)),
-            (Transformation::Related(r), None) if r.direction == Direction::Descendants => {
-                if r.keep_start {
-                    return refuse("descendants with keep start");
-                }
-                shape = Some(Shape::Descendants(r))
-            }
-            (Transformation::Identity, _) => {}
-            (other, _) => {
-                let text = other.to_string();
-                return refuse(text.split('(').next().unwrap_or_default());
-            }
-        }
-    }
-    match shape {
-        Some(shape) => Ok(Asked {
-            ancestors,
-            shape,
-            order,
-        }),
-        None => refuse("ancestors without TopLevels"),
-    }
-}
-
 /// The pieces of a set's recursive statement.
-struct Statement<'m> {
-    model: &'m Model,
-    set: &'m EntitySet,
+struct Statement<'t, 'a> {
+    /// What the statement shows.
+    tree: &'t CheckedHierarchy<'a>,
     dialect: Dialect,
-    w: Writer<'m>,
+    /// The writer of its expressions, holding its binds.
+    w: Writer<'a>,
     /// The key and parent columns, quoted.
     key: String,
     parent: String,
-    key_property: &'m Property,
 }
 
-impl<'m> Statement<'m> {
-    fn new(
-        model: &'m Model,
-        set: &'m EntitySet,
-        hierarchy: &Hierarchy,
-        scopes: &'m Scopes<'m>,
-        dialect: Dialect,
-    ) -> Result<Self, QueryError> {
-        let parent = set
-            .navigations
-            .iter()
-            .find(|n| n.name == hierarchy.parent)
-            .and_then(|n| match &n.kind {
-                NavigationKind::ToOne { column } => Some(column.clone()),
-                NavigationKind::ToMany { .. } => None,
-            });
-        let (Some(parent), Some(key_property)) = (parent, set.key_property()) else {
-            let msg = format!("the hierarchy of {} has no parent column", set.name);
-            return Err(QueryError::new("invalid_apply", TARGET, msg));
-        };
-        Ok(Self {
-            model,
-            set,
+impl<'t, 'a> Statement<'t, 'a> {
+    /// The pieces of `tree`'s statement for the caller of `scopes`.
+    fn new(tree: &'t CheckedHierarchy<'a>, scopes: &'a Scopes<'a>, dialect: Dialect) -> Self {
+        Self {
+            tree,
             dialect,
-            w: Writer::new(set, dialect).with_scopes(Some(scopes)),
-            key: dialect.quote(&key_property.column),
-            parent: dialect.quote(&parent),
-            key_property,
-        })
+            w: Writer::new(tree.set, dialect).with_scopes(Some(scopes)),
+            key: dialect.quote(&tree.key.column),
+            parent: dialect.quote(tree.parent),
+        }
     }
 
     /// The recursive CTE `name`: the walk from each node of `source` whose
@@ -253,7 +136,7 @@ impl<'m> Statement<'m> {
     /// An `ExpandLevels` node value bound as the key's type.
     fn node_value(&mut self, node: &serde_json::Value) -> String {
         let integer_key = matches!(
-            self.key_property.edm_type,
+            self.tree.key.edm_type,
             EdmType::Int16 | EdmType::Int32 | EdmType::Int64
         );
         let bind = match node {
@@ -270,27 +153,14 @@ impl<'m> Statement<'m> {
         self.w.bind(bind)
     }
 
-    /// The condition of a `filter`/`search` sequence over `t0`.
-    fn picked(&mut self, start: &[Transformation]) -> Result<String, QueryError> {
-        let mut typed = Vec::new();
+    /// The condition `picked` (a `filter`/`search` sequence) makes over
+    /// `t0`: the searches, then the filters.
+    fn picked(&mut self, picked: &Restriction<'a>) -> Result<String, QueryError> {
         let mut wheres = Vec::new();
-        for step in start {
-            match step {
-                Transformation::Filter(expr) => {
-                    typed.push(check_condition(self.model, self.set, expr, TARGET)?)
-                }
-                Transformation::Search(search) => {
-                    let searched: Vec<&Property> = self.set.searchable_properties().collect();
-                    if searched.is_empty() {
-                        let msg = format!("{} cannot be searched", self.set.name);
-                        return Err(QueryError::new("search_unsupported", TARGET, msg));
-                    }
-                    wheres.push(search_condition(&mut self.w, &searched, search));
-                }
-                _ => {}
-            }
+        for search in &picked.searches {
+            wheres.push(search_condition(&mut self.w, &picked.searched, search));
         }
-        let all: Vec<_> = typed.iter().collect();
+        let all: Vec<_> = picked.filters.iter().collect();
         wheres.extend(self.w.condition(&all)?);
         Ok(match wheres.is_empty() {
             true => "1 = 1".to_owned(),
@@ -299,30 +169,23 @@ impl<'m> Statement<'m> {
     }
 
     /// The siblings' order, for `ROW_NUMBER()`, over alias `t0`.
-    fn sibling_order(&self, order: &[OrderItem]) -> Result<String, QueryError> {
+    fn sibling_order(&self) -> String {
         let t0 = self.w.root_alias();
         let mut terms = Vec::new();
-        for item in order {
-            let name = item.path.to_string();
-            let Some(property) = self.set.find_property(&name) else {
-                let msg = format!(
-                    "{} has no property '{name}' to order siblings by",
-                    self.set.name
-                );
-                return Err(QueryError::new("unknown_property", TARGET, msg));
-            };
+        for (property, descending) in &self.tree.order {
             let expr = self.w.property(&t0, property);
             terms.push(
                 self.dialect
-                    .order_term(&expr, item.descending, property.nullable),
+                    .order_term(&expr, *descending, property.nullable),
             );
         }
         terms.push(format!("{t0}.{}", self.key));
-        Ok(terms.join(", "))
+        terms.join(", ")
     }
 
     /// The statement and its binds.
-    fn text(mut self, asked: &Asked<'_>) -> Result<(String, Vec<Bind>), QueryError> {
+    fn text(mut self) -> Result<(String, Vec<Bind>), QueryError> {
+        let tree = self.tree;
         let d = self.dialect;
         let (key, parent) = (self.key.clone(), self.parent.clone());
         let t0 = self.w.root_alias();
@@ -334,14 +197,14 @@ impl<'m> Statement<'m> {
         let inline = d.cte_read_in_place();
         let mut ctes = vec![format!(
             "gh_scoped AS {inline}(SELECT {t0}.* FROM {} AS {t0}{scoped})",
-            d.quote(&self.set.table)
+            d.quote(&tree.set.table)
         )];
         // The nodes the tree is made of: all in scope, or those an
         // `ancestors` picks and their ancestors.
         let mut source = "gh_scoped";
-        let filtered = match asked.ancestors {
-            Some(related) => {
-                let picked = self.picked(&related.start.0)?;
+        let filtered = match &tree.ancestors {
+            Some(ancestors) => {
+                let picked = self.picked(ancestors)?;
                 ctes.push(format!("gh_matched AS (SELECT {t0}.{key} AS gh_key FROM gh_scoped AS {t0} WHERE {picked})"));
                 ctes.push(self.rootward("gh_up", "gh_scoped", "gh_matched"));
                 ctes.push(format!(
@@ -352,18 +215,17 @@ impl<'m> Statement<'m> {
             }
             None => false,
         };
-        let order = self.sibling_order(asked.order)?;
-        let (anchor, depth0, open0, step_open, anchors_by_parent) = match &asked.shape {
-            Shape::TopLevels(top) => {
-                let below_roots = self.levels(top.levels, 1);
-                let root_open = self.open(&top.expand_levels, &format!("r.{key}"), &below_roots);
-                let child_open =
-                    self.open(&top.expand_levels, &format!("c.{key}"), "p.gh_open - 1");
+        let order = self.sibling_order();
+        let (anchor, depth0, open0, step_open, anchors_by_parent) = match &tree.shape {
+            TreeShape::TopLevels { levels, expand } => {
+                let below_roots = self.levels(*levels, 1);
+                let root_open = self.open(expand, &format!("r.{key}"), &below_roots);
+                let child_open = self.open(expand, &format!("c.{key}"), "p.gh_open - 1");
                 let root = self.parentless(source, &format!("r.{parent}"));
                 (root, "0".to_owned(), root_open, child_open, false)
             }
-            Shape::Descendants(related) => {
-                let picked = self.picked(&related.start.0)?;
+            TreeShape::Descendants { start, distance } => {
+                let picked = self.picked(start)?;
                 ctes.push(format!(
                     "gh_start AS (SELECT {t0}.{key} AS gh_key FROM {source} AS {t0} WHERE {picked})"
                 ));
@@ -374,7 +236,7 @@ impl<'m> Statement<'m> {
                     "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
                      WHERE {top} GROUP BY u.gh_start)"
                 ));
-                let below = self.levels(related.distance, 1);
+                let below = self.levels(*distance, 1);
                 let anchor = format!("r.{parent} IN (SELECT gh_start FROM gh_rooted)");
                 let depth0 = format!(
                     "(SELECT s.gh_depth + 1 FROM gh_rooted s WHERE s.gh_start = r.{parent})"

@@ -1,89 +1,27 @@
-//! One aggregated value of `aggregate(…)`: the property and method it
-//! reads, its SQL, and its result type.
+//! One aggregated value of `aggregate(…)` as SQL.
 
-use super::{own_property, TARGET};
-use crate::odata::check::resolve::QueryError;
-use crate::odata::model::sets::{EdmType, EntitySet, Property};
-use crate::odata::query::syntax::{Aggregate, AggregateExpr, Method};
+use crate::odata::check::apply::Measure;
+use crate::odata::model::sets::EdmType;
+use crate::odata::query::syntax::Method;
 use crate::odata::sql::expr::Writer;
 
-/// One aggregated value, checked against the rows it reads.
-pub(super) struct Measure<'r> {
-    pub(super) alias: String,
-    of: Option<(&'r Property, Method)>,
-}
-
-impl<'r> Measure<'r> {
-    /// `aggregate`, checked against `set`'s properties.
-    pub(super) fn of(set: &'r EntitySet, aggregate: &Aggregate) -> Result<Measure<'r>, QueryError> {
-        let of = match &aggregate.expr {
-            AggregateExpr::Count => None,
-            AggregateExpr::Method { path, method } => {
-                let property = own_property(set, path, "aggregate")?;
-                let numeric = property.edm_type.is_numeric();
-                if matches!(method, Method::Sum | Method::Average) && !numeric {
-                    let msg = format!(
-                        "cannot {} '{}': it is {}, not a number",
-                        method.name(),
-                        property.name,
-                        property.edm_type.name()
-                    );
-                    return Err(QueryError::new("type_mismatch", TARGET, msg));
+/// `measure` over the rows aliased `alias`.
+pub(super) fn measure_sql(w: &Writer<'_>, alias: &str, measure: &Measure) -> String {
+    match &measure.of {
+        None => "COUNT(*)".to_owned(),
+        Some((p, method)) => {
+            let value = w.property(alias, p);
+            match method {
+                Method::Sum => format!("SUM({value})"),
+                Method::Min => format!("MIN({value})"),
+                Method::Max => format!("MAX({value})"),
+                // A double's average, not the engine's decimal of some
+                // digits (MariaDB keeps four).
+                Method::Average if p.edm_type != EdmType::Decimal => {
+                    format!("AVG({value} * 1.0e0)")
                 }
-                Some((property, *method))
-            }
-        };
-        Ok(Measure {
-            alias: aggregate.alias.clone(),
-            of,
-        })
-    }
-
-    /// The result type (OData Data Aggregation 4.0, 3.1.3): `sum` of an
-    /// integer a Decimal, of a Decimal or Double the same; `average` a
-    /// Decimal of a Decimal, else a Double; `min` and `max` the input's;
-    /// `countdistinct` and `$count` an Int64.
-    fn edm_type(&self) -> EdmType {
-        match self.of {
-            None => EdmType::Int64,
-            Some((p, Method::Sum)) if p.edm_type.is_integer() => EdmType::Decimal,
-            Some((p, Method::Sum)) => p.edm_type,
-            Some((p, Method::Average)) if p.edm_type == EdmType::Decimal => EdmType::Decimal,
-            Some((_, Method::Average)) => EdmType::Double,
-            Some((p, Method::Min | Method::Max)) => p.edm_type,
-            Some((_, Method::CountDistinct)) => EdmType::Int64,
-        }
-    }
-
-    /// The property of the aggregated rows that holds the value.
-    pub(super) fn property(&self) -> Property {
-        let counts = matches!(self.of, None | Some((_, Method::CountDistinct)));
-        Property {
-            name: self.alias.clone(),
-            column: self.alias.clone(),
-            edm_type: self.edm_type(),
-            nullable: !counts,
-        }
-    }
-
-    /// The aggregate over the rows aliased `alias`.
-    pub(super) fn sql(&self, w: &Writer<'_>, alias: &str) -> String {
-        match self.of {
-            None => "COUNT(*)".to_owned(),
-            Some((p, method)) => {
-                let value = w.property(alias, p);
-                match method {
-                    Method::Sum => format!("SUM({value})"),
-                    Method::Min => format!("MIN({value})"),
-                    Method::Max => format!("MAX({value})"),
-                    // A double's average, not the engine's decimal of some
-                    // digits (MariaDB keeps four).
-                    Method::Average if p.edm_type != EdmType::Decimal => {
-                        format!("AVG({value} * 1.0e0)")
-                    }
-                    Method::Average => format!("AVG({value})"),
-                    Method::CountDistinct => format!("COUNT(DISTINCT {value})"),
-                }
+                Method::Average => format!("AVG({value})"),
+                Method::CountDistinct => format!("COUNT(DISTINCT {value})"),
             }
         }
     }
