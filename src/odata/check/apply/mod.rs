@@ -17,8 +17,6 @@ mod grouping;
 mod hierarchy;
 mod measure;
 
-use std::cell::OnceCell;
-
 use crate::odata::check::resolve::QueryError;
 use crate::odata::check::typed::{check_condition, Typed};
 use crate::odata::model::sets::{EntitySet, Model, Property};
@@ -104,19 +102,12 @@ pub(crate) struct Concat<'a> {
 /// The shapes of the rows a checked `$apply`'s groupings make: kept apart
 /// from it, since its typed conditions and groups refer to them.
 #[derive(Default)]
-pub(crate) struct Shapes {
-    kept: OnceCell<EntitySet>,
-    next: OnceCell<Box<Shapes>>,
-}
+pub(crate) struct Shapes(typed_arena::Arena<EntitySet>);
 
 impl Shapes {
     /// Keeps `rows` for as long as `self` lives.
     fn keep(&self, rows: EntitySet) -> &EntitySet {
-        let mut at = self;
-        while at.kept.get().is_some() {
-            at = at.next.get_or_init(Box::default);
-        }
-        at.kept.get_or_init(|| rows)
+        self.0.alloc(rows)
     }
 }
 
