@@ -119,6 +119,33 @@ impl Prometheus {
     }
 }
 
+impl Prometheus {
+    /// The type Prometheus's scrapes recorded for the metric family `name`
+    /// (`/api/v1/metadata`), once it has one (at most 30 s).
+    async fn family_type(&self, http: &Client, name: &str) -> Option<String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let answer: Option<String> = async {
+                let body: Value = http
+                    .get(format!("{}/api/v1/metadata", self.base))
+                    .query(&[("metric", name)])
+                    .send()
+                    .await
+                    .ok()?
+                    .json()
+                    .await
+                    .ok()?;
+                Some(body["data"][name][0]["type"].as_str()?.to_owned())
+            }
+            .await;
+            if answer.is_some() || Instant::now() > deadline {
+                return answer;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
 /// Runs `promtool` with `args` (and `stdin`), asserting it succeeds.
 fn promtool(args: &[&str], dir: &Path, stdin: Option<&str>) -> String {
     let mut child = Command::new("promtool")
@@ -225,6 +252,10 @@ async fn prometheus_scrapes_the_counts_of_what_happened() {
         let value = prometheus.value_once(&http, query, expected).await;
         assert_eq!(value, Some(expected), "{query}");
     }
+    // Prometheus asks for OpenMetrics first and got it: there, a counter's
+    // family is named without its `_total` (in the text format, with it).
+    let family = prometheus.family_type(&http, "gatehouse_auth_events").await;
+    assert_eq!(family.as_deref(), Some("counter"));
     shutdown.notify();
 }
 
