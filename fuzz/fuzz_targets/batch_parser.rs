@@ -16,7 +16,10 @@ fuzz_target!(|data: &[u8]| {
         0 => "multipart/mixed; boundary=b",
         1 => "multipart/mixed; boundary=batch_1",
         2 => "application/json",
-        _ => match std::str::from_utf8(body).ok().and_then(|s| s.split_once('\n')) {
+        _ => match std::str::from_utf8(body)
+            .ok()
+            .and_then(|s| s.split_once('\n'))
+        {
             Some((content_type, _)) => content_type,
             None => return,
         },
