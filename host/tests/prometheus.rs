@@ -92,57 +92,55 @@ impl Prometheus {
         }
     }
 
-    /// The value of the instant query `query`, once Prometheus answers it
-    /// with `expected` (asked again until then, at most 30 s); the last
-    /// answer otherwise.
-    async fn value_once(&self, http: &Client, query: &str, expected: f64) -> Option<f64> {
+    /// What `pick` reads of the answer of `GET /api/v1/<api>?<param>`, once
+    /// `done` accepts it (asked again until then, at most 30 s); the last
+    /// reading otherwise.
+    async fn asked<T>(
+        &self,
+        http: &Client,
+        api: &str,
+        param: (&str, &str),
+        pick: impl Fn(&Value) -> Option<T>,
+        done: impl Fn(&Option<T>) -> bool,
+    ) -> Option<T> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let answer: Option<f64> = async {
+            let answer = async {
                 let body: Value = http
-                    .get(format!("{}/api/v1/query", self.base))
-                    .query(&[("query", query)])
+                    .get(format!("{}/api/v1/{api}", self.base))
+                    .query(&[param])
                     .send()
                     .await
                     .ok()?
                     .json()
                     .await
                     .ok()?;
-                body["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+                pick(&body)
             }
             .await;
-            if answer == Some(expected) || Instant::now() > deadline {
+            if done(&answer) || Instant::now() > deadline {
                 return answer;
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
-}
 
-impl Prometheus {
+    /// The value of the instant query `query`, once Prometheus answers it
+    /// with `expected`; the last answer otherwise.
+    async fn value_once(&self, http: &Client, query: &str, expected: f64) -> Option<f64> {
+        let value = |body: &Value| body["data"]["result"][0]["value"][1].as_str()?.parse().ok();
+        self.asked(http, "query", ("query", query), value, |a| {
+            *a == Some(expected)
+        })
+        .await
+    }
+
     /// The type Prometheus's scrapes recorded for the metric family `name`
-    /// (`/api/v1/metadata`), once it has one (at most 30 s).
+    /// (`/api/v1/metadata`), once it has one.
     async fn family_type(&self, http: &Client, name: &str) -> Option<String> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let answer: Option<String> = async {
-                let body: Value = http
-                    .get(format!("{}/api/v1/metadata", self.base))
-                    .query(&[("metric", name)])
-                    .send()
-                    .await
-                    .ok()?
-                    .json()
-                    .await
-                    .ok()?;
-                Some(body["data"][name][0]["type"].as_str()?.to_owned())
-            }
-            .await;
-            if answer.is_some() || Instant::now() > deadline {
-                return answer;
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
+        let kind = |body: &Value| Some(body["data"][name][0]["type"].as_str()?.to_owned());
+        self.asked(http, "metadata", ("metric", name), kind, Option::is_some)
+            .await
     }
 }
 
