@@ -279,6 +279,17 @@ pub(crate) struct Derived {
     pub branches: Vec<Vec<String>>,
 }
 
+impl Derived {
+    /// The rows of `text` with `binds`, not a `concat`'s.
+    pub(crate) fn statement(text: String, binds: Vec<crate::db::Bind>) -> Derived {
+        Derived {
+            text,
+            binds,
+            branches: Vec::new(),
+        }
+    }
+}
+
 impl PartialEq for Derived {
     fn eq(&self, other: &Self) -> bool {
         self.text == other.text && self.binds == other.binds

@@ -52,11 +52,7 @@ pub(crate) fn derive<'a>(
             nullable: true,
         });
     }
-    rows.derived = Some(Derived {
-        text,
-        binds,
-        branches: Vec::new(),
-    });
+    rows.derived = Some(Derived::statement(text, binds));
     let order = vec![OrderItem {
         path: Path::single("LimitedRank"),
         descending: false,

@@ -157,11 +157,7 @@ pub(super) fn grouping<'a>(
     rows.properties = properties;
     // Its statement is the SQL step's to write; a derived set's paths
     // name its own properties.
-    rows.derived = Some(Derived {
-        text: String::new(),
-        binds: Vec::new(),
-        branches: Vec::new(),
-    });
+    rows.derived = Some(Derived::statement(String::new(), Vec::new()));
     Ok(Grouping {
         groups,
         measures,

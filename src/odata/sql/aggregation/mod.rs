@@ -102,11 +102,8 @@ fn group<'r>(
             widened.properties.push(group.property());
         }
     }
-    widened.derived = Some(Derived {
-        text: format!("SELECT {} FROM {from}", columns.join(", ")),
-        binds: w.binds,
-        branches: Vec::new(),
-    });
+    let text = format!("SELECT {} FROM {from}", columns.join(", "));
+    widened.derived = Some(Derived::statement(text, w.binds));
     let w = Writer::new(&widened, dialect);
     let from = format!("{} AS {t0}", widened.rows_sql(dialect));
     Ok(grouped(grouping, &from, w, dialect))
@@ -149,11 +146,7 @@ fn grouped(grouping: &Grouping<'_>, from: &str, w: Writer<'_>, dialect: Dialect)
         text += &format!(" GROUP BY {}", grouped.join(", "));
     }
     let mut rows = grouping.rows.clone();
-    rows.derived = Some(Derived {
-        text,
-        binds: w.binds,
-        branches: Vec::new(),
-    });
+    rows.derived = Some(Derived::statement(text, w.binds));
     rows
 }
 
@@ -171,12 +164,7 @@ fn filtered(
         Some(condition) => format!("{from} WHERE {condition}"),
         None => from,
     };
-    let derived = Derived {
-        text,
-        binds: w.binds,
-        branches: Vec::new(),
-    };
-    rows.derived = Some(derived);
+    rows.derived = Some(Derived::statement(text, w.binds));
     Ok(rows)
 }
 
@@ -199,12 +187,7 @@ fn sliced(
         "{from} ORDER BY {terms} {}",
         dialect.limit_offset(&limit, &offset)
     );
-    let derived = Derived {
-        text,
-        binds: w.binds,
-        branches: Vec::new(),
-    };
-    rows.derived = Some(derived);
+    rows.derived = Some(Derived::statement(text, w.binds));
     rows
 }
 
