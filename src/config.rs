@@ -69,6 +69,13 @@ pub struct SessionSettings {
     /// provider, or `POST /auth/confirm`) lets the account's sensitive
     /// changes go without the password ("sudo mode").
     pub reauth_minutes: u32,
+    /// Whether sign-ins offer device-bound sessions (DBSC): the
+    /// registration header on every sign-in answer. `false` sends none and
+    /// binds nothing.
+    pub device_binding: bool,
+    /// How long a bound session's bound cookie lives before the browser
+    /// proves its key again.
+    pub bound_cookie_minutes: u32,
 }
 
 impl Default for SessionSettings {
@@ -80,6 +87,8 @@ impl Default for SessionSettings {
             remember_days: 30,
             remember_grace_seconds: 30,
             reauth_minutes: 10,
+            device_binding: true,
+            bound_cookie_minutes: 10,
         }
     }
 }
@@ -442,6 +451,10 @@ impl Settings {
             ("session.absolute_hours", self.session.absolute_hours),
             ("session.remember_days", self.session.remember_days),
             ("session.reauth_minutes", self.session.reauth_minutes),
+            (
+                "session.bound_cookie_minutes",
+                self.session.bound_cookie_minutes,
+            ),
             ("auth.throttle_attempts", self.auth.throttle_attempts),
             (
                 "auth.throttle_window_seconds",

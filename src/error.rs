@@ -119,6 +119,16 @@ pub enum AuthError {
         /// The ways to give it.
         methods: Vec<String>,
     },
+    /// A device-bound session's proof was refused (401
+    /// `device_proof_refused`).
+    #[error("device proof refused")]
+    DeviceProofRefused,
+    /// A bound session's sensitive change needs a bound cookie under a
+    /// minute old: 307 back to the same request with the bound cookie
+    /// expired, which a DBSC browser answers by proving its key first
+    /// (`device_proof_required`).
+    #[error("a fresh device proof is required")]
+    DeviceProofRequired,
     /// Nothing of the caller's has this id (404 `not_found`).
     #[error("not found")]
     NotFound,
@@ -182,7 +192,8 @@ impl AuthError {
                 Status::UnprocessableEntity
             }
             Self::Throttled { .. } => Status::TooManyRequests,
-            Self::Unauthenticated => Status::Unauthorized,
+            Self::Unauthenticated | Self::DeviceProofRefused => Status::Unauthorized,
+            Self::DeviceProofRequired => Status::TemporaryRedirect,
             Self::UnknownIntent | Self::NotFound => Status::NotFound,
             Self::Busy | Self::Unavailable => Status::ServiceUnavailable,
             Self::Database(e) if crate::db::is_unavailable(e) => Status::ServiceUnavailable,
@@ -215,6 +226,8 @@ impl AuthError {
                 "errors": {"email": ["reset_failed"]}
             }),
             Self::Unauthenticated => json!({"message": "unauthenticated"}),
+            Self::DeviceProofRefused => json!({"message": "device_proof_refused"}),
+            Self::DeviceProofRequired => json!({"message": "device_proof_required"}),
             Self::PasswordChangeRequired => json!({"message": "password_change_required"}),
             Self::ReauthRequired { methods } => {
                 json!({"message": "reauth_required", "methods": methods})
@@ -308,6 +321,10 @@ impl<'r> Responder<'r, 'static> for AuthError {
             .finalize();
         if let Some(seconds) = retry_after {
             response.set_header(Header::new("Retry-After", seconds.to_string()));
+        }
+        if let (Self::DeviceProofRequired, Some(gh)) = (&self, crate::shared::Shared::of(req)) {
+            response.set_header(Header::new("Location", req.uri().to_string()));
+            response.adjoin_header(crate::session::bound::cookie::removal(&gh.settings));
         }
         Ok(response)
     }

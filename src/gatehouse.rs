@@ -35,6 +35,7 @@ use crate::ops::scrape::Scrape;
 use crate::ops::traced::traced;
 use crate::screens::{Screen, Screens};
 use crate::security::{common_headers, is_auth_path, screen_headers, CONTENT_SECURITY_POLICY};
+use crate::session::bound::challenge::Challenges;
 use crate::session::Session;
 use crate::shared::Shared;
 use crate::state::GatehouseState;
@@ -207,6 +208,7 @@ impl Gatehouse {
             shared: Shared {
                 settings,
                 db: db.clone(),
+                dbsc: Challenges::derive(secret_key.expose_secret()),
             },
             dispenser: self
                 .dispenser

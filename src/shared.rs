@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::config::Settings;
 use crate::db::Db;
+use crate::session::bound::challenge::Challenges;
 
 /// The settings and the database every request may read.
 #[derive(Clone, Debug)]
@@ -14,6 +15,8 @@ pub struct Shared {
     pub settings: Arc<Settings>,
     /// The `main` database, with the OData read connections.
     pub db: Db,
+    /// Issues and opens device-bound sessions' challenges.
+    pub dbsc: Challenges,
 }
 
 impl Shared {

@@ -22,6 +22,7 @@ account-new_recovery_codes = Neue Wiederherstellungscodes
 account-sessions_heading = Wo Sie angemeldet sind
 account-unknown_device = Unbekannter Browser
 account-this_device = dieses Gerät
+account-bound_to_device = an dieses Gerät gebunden
 account-end = Dort abmelden
 account-end_others = Überall sonst abmelden
 account-activity_heading = Letzte Sicherheitsereignisse

@@ -22,6 +22,7 @@ account-new_recovery_codes = New recovery codes
 account-sessions_heading = Where you are signed in
 account-unknown_device = Unknown browser
 account-this_device = this device
+account-bound_to_device = bound to this device
 account-end = Sign out there
 account-end_others = Sign out everywhere else
 account-activity_heading = Recent security activity

@@ -23,6 +23,8 @@ pub struct Throttles {
     /// Second-factor codes per user, reserved before they are checked, and
     /// the day's lockout.
     pub second_factor: SecondFactorLimit,
+    /// Refused device-bound session proofs per client IP.
+    pub dbsc_ip: Throttle,
     /// Passkey challenges claimed: each is answered once, on every
     /// instance, however many answers arrive at once.
     pub passkey_challenges: Throttle,
@@ -40,6 +42,7 @@ impl Throttles {
             login_ip: counter("login-ip", auth.ip_throttle_attempts),
             forgot: counter("forgot", auth.throttle_attempts),
             forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
+            dbsc_ip: counter("dbsc-ip", auth.ip_throttle_attempts),
             second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window, metrics),
             passkey_challenges: Throttle::new(
                 db.clone(),

@@ -179,6 +179,20 @@ pub enum AuthEvent {
         /// `users.id`.
         user_id: i64,
     },
+    /// A browser bound a session to a key of its own (DBSC): a copy of
+    /// the session cookie is a guest's on any other machine.
+    SessionBound {
+        /// `users.id`.
+        user_id: i64,
+    },
+    /// A device-bound session's proof was refused: signed by another key,
+    /// a challenge never issued, used before or too old, a key in a refresh,
+    /// an algorithm other than ES256 or RS256. The reason is logged, never
+    /// the proof.
+    DbscProofRefused {
+        /// The account the session is of, when known.
+        user_id: Option<i64>,
+    },
     /// A personal access token was issued.
     TokenCreated {
         /// `users.id` of the account the token acts for.
@@ -226,6 +240,8 @@ impl AuthEvent {
             Self::RecoveryCodeUsed { .. } => "RecoveryCodeUsed",
             Self::SessionEnded { .. } => "SessionEnded",
             Self::RememberTheft { .. } => "RememberTheft",
+            Self::SessionBound { .. } => "SessionBound",
+            Self::DbscProofRefused { .. } => "DbscProofRefused",
             Self::TokenCreated { .. } => "TokenCreated",
             Self::TokenRevoked { .. } => "TokenRevoked",
         }
@@ -235,7 +251,8 @@ impl AuthEvent {
     /// from the `SecurityEvents` set: `login`, `failed`, `lockout`,
     /// `logout`, `password_reset`, `password_changed`,
     /// `two_factor_enabled`, `two_factor_disabled`, `two_factor_failed`,
-    /// `recovery_code_used`, `session_ended`, `remember_theft`, `token_created`,
+    /// `recovery_code_used`, `session_ended`, `remember_theft`,
+    /// `session_bound`, `dbsc_proof_refused`, `token_created`,
     /// `token_revoked`, `passkey_added`, `passkey_removed`,
     /// `passkey_refused`, `breached_password`, `oidc_linked`,
     /// `oidc_unlinked`.
@@ -266,14 +283,17 @@ impl AuthEvent {
             Self::RecoveryCodeUsed { .. } => "recovery_code_used",
             Self::SessionEnded { .. } => "session_ended",
             Self::RememberTheft { .. } => "remember_theft",
+            Self::SessionBound { .. } => "session_bound",
+            Self::DbscProofRefused { .. } => "dbsc_proof_refused",
             Self::TokenCreated { .. } => "token_created",
             Self::TokenRevoked { .. } => "token_revoked",
         }
     }
 
     /// The way in the event concerns: `passkey`, `oidc` (a provider),
-    /// `remember` (a remember-me cookie), `token` (a bearer token) or
-    /// `password` (a password and its second step, and everything else).
+    /// `remember` (a remember-me cookie), `token` (a bearer token), `dbsc`
+    /// (a device-bound session's key) or `password` (a password and its
+    /// second step, and everything else).
     ///
     /// ```
     /// use gatehouse::AuthEvent;
@@ -292,6 +312,7 @@ impl AuthEvent {
             | Self::OidcUnlinked { .. } => "oidc",
             Self::RememberTheft { .. } => "remember",
             Self::TokenCreated { .. } | Self::TokenRevoked { .. } => "token",
+            Self::SessionBound { .. } | Self::DbscProofRefused { .. } => "dbsc",
             _ => "password",
         }
     }
@@ -301,7 +322,8 @@ impl AuthEvent {
         match self {
             Self::Failed { user_id, .. }
             | Self::Lockout { user_id, .. }
-            | Self::OidcFailed { user_id, .. } => *user_id,
+            | Self::OidcFailed { user_id, .. }
+            | Self::DbscProofRefused { user_id } => *user_id,
             Self::OidcLogin { user_id, .. }
             | Self::OidcLinked { user_id, .. }
             | Self::OidcUnlinked { user_id, .. } => Some(*user_id),
@@ -321,6 +343,7 @@ impl AuthEvent {
             | Self::RecoveryCodeUsed { user_id }
             | Self::SessionEnded { user_id, .. }
             | Self::RememberTheft { user_id }
+            | Self::SessionBound { user_id }
             | Self::TokenCreated { user_id, .. }
             | Self::TokenRevoked { user_id, .. } => Some(*user_id),
         }
@@ -442,6 +465,12 @@ impl AuthEvent {
             } => tracing::info!(event = name, user_id, token_id, "API token created"),
             Self::TokenRevoked { user_id, token_id } => {
                 tracing::info!(event = name, user_id, token_id, "API token revoked")
+            }
+            Self::SessionBound { user_id } => {
+                tracing::info!(event = name, user_id, "session bound to a device key")
+            }
+            Self::DbscProofRefused { user_id } => {
+                tracing::warn!(event = name, user_id, "device-bound session's proof refused")
             }
         }
     }

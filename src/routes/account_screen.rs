@@ -127,6 +127,7 @@ pub async fn sessions(
                 "device": agent::device(s.user_agent.as_deref()),
                 "last_activity": rfc3339(s.last_activity),
                 "current": current.as_deref() == Some(s.id_hash.as_str()),
+                "device_bound": s.device_bound,
             })
         })
         .collect();

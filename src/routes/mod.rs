@@ -10,6 +10,7 @@ mod posting;
 mod catchers;
 mod ceremony;
 mod confirm;
+mod dbsc;
 mod forgot;
 mod intents;
 mod login;
@@ -48,6 +49,8 @@ pub fn all() -> Vec<Route> {
         login::login,
         login::login_signed_in,
         logout::logout,
+        dbsc::register,
+        dbsc::refresh,
         forgot::forgot_password,
         forgot::forgot_password_signed_in,
         reset::reset_link,

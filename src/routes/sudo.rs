@@ -40,7 +40,8 @@ use crate::clock::rfc3339;
 use crate::domain::Email;
 use crate::error::{AuthError, FieldErrors};
 use crate::i18n::Language;
-use crate::session::{reauth, AuthUser, Session};
+use crate::clock::unix_now;
+use crate::session::{bound, reauth, AuthUser, Session};
 use crate::state::GatehouseState;
 
 /// How old a provider's sign-in (`auth_time`) may be to confirm the caller.
@@ -96,6 +97,19 @@ async fn confirm(
     in_window(gh, caller, None).await
 }
 
+/// In a bound session, sudo mode asks for a bound cookie under
+/// [`bound::FRESH_SECONDS`] old: otherwise 307 back to the same request
+/// with the bound cookie expired, which a DBSC browser answers by proving
+/// its key before it sends the request again.
+fn device_fresh(caller: &AccountRequest<'_>) -> Result<(), AuthError> {
+    match caller.session.bound() {
+        Some(bound) if unix_now() - bound.minted_at >= bound::FRESH_SECONDS => {
+            Err(AuthError::DeviceProofRequired)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Lets the change through while the window is open; otherwise 422
 /// `reauth_required` with the ways to confirm. `password` is whether the
 /// account has one, when that was already read.
@@ -104,6 +118,7 @@ async fn in_window(
     caller: &AccountRequest<'_>,
     password: Option<bool>,
 ) -> Result<(), AuthError> {
+    device_fresh(caller)?;
     let minutes = gh.settings.session.reauth_minutes;
     if reauth::open_until(&caller.session, caller.who.id, minutes).is_some() {
         return Ok(());
@@ -196,6 +211,7 @@ pub async fn current_password(
     field: &'static str,
 ) -> Result<(), AuthError> {
     if !input.carries(field) && !has_password(gh, &caller.who).await? {
+        device_fresh(caller)?;
         if reauth::fresh(&caller.session, caller.who.id, PROOF_SECONDS) {
             return Ok(());
         }
@@ -213,6 +229,7 @@ pub async fn right_password(
     input: &Input,
     field: &'static str,
 ) -> Result<(), AuthError> {
+    device_fresh(caller)?;
     let mut errors = FieldErrors::new();
     let password = input.required_password(field, &mut errors);
     let Some(password) = password.filter(|_| errors.is_empty()) else {
@@ -250,6 +267,7 @@ pub async fn by_passkey(
     caller: &AccountRequest<'_>,
     credential: &Value,
 ) -> Result<(), AuthError> {
+    device_fresh(caller)?;
     let user_id = caller.who.id;
     // No challenge issued to this session (or passkeys off): nothing was
     // asked, so nothing is counted against the owner's second factor.

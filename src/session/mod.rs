@@ -8,9 +8,11 @@
 //! (the pre-login id stops working); expiry is idle (`session.idle_minutes`)
 //! and absolute (`session.absolute_hours`).
 
+pub mod bound;
 mod cookies;
 pub mod device;
 mod guards;
+mod load;
 pub(crate) mod password_change;
 pub(crate) mod reauth;
 mod remember;
@@ -21,6 +23,7 @@ pub use cookies::session_cookie_name;
 pub use guards::{AuthUser, Guest};
 pub(crate) use guards::{password_change_due, PasswordChangeDue, PasswordChangeRefused};
 pub use remember::{
+    own_binding as remembered_binding,
     credential_change, end_every_session, forget as forget_remembered, reissue as reissue_remembered,
     remember, sweep as sweep_remembered, void_session as void_remembered_session,
 };
@@ -34,25 +37,20 @@ use rocket::{Ignite, Response, Rocket, Sentinel};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use bound::challenge::Purpose;
+use bound::{headers, Binding, Bound};
+
 use crate::clock::unix_now;
 use crate::db::DbError;
 use crate::domain::{sha256_hex, SecretToken};
-use crate::security::ClientIp;
 use crate::shared::Shared;
 
 /// Session key holding the URL to return to after signing in.
 pub const INTENDED_KEY: &str = "url.intended";
 const FLASH_KEY: &str = "flash";
 /// Activity is written back at most this often (seconds) when nothing changed.
-const TOUCH_INTERVAL: i64 = 60;
+pub(super) const TOUCH_INTERVAL: i64 = 60;
 
-/// How stale `last_activity` may get before a request writes it back: at most
-/// [`TOUCH_INTERVAL`], and a sixtieth of the idle lifetime, so a session in use
-/// never expires early by more than that (a 1-minute idle lifetime would
-/// otherwise end a session used every 45 s).
-fn touch_after(idle_seconds: i64) -> i64 {
-    (idle_seconds / 60).clamp(1, TOUCH_INTERVAL)
-}
 
 /// The JSON kept in `sessions.payload`.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -82,6 +80,11 @@ struct State {
     signed_in_by: SignedInBy,
     /// What a recall found that the owner must hear of.
     notices: Vec<RecallNotice>,
+    /// The binding of a bound session loaded with a live bound cookie.
+    bound: Option<Bound>,
+    /// The binding a session signed in by this request keeps: a bound
+    /// remember-me record's, or the signed-in session's it replaces.
+    carried: Option<Binding>,
 }
 
 /// What a recall by a remember-me cookie found that the account's owner
@@ -155,7 +158,7 @@ impl Session {
         let Some(state) = Shared::of(req) else {
             return Ok(Session::default());
         };
-        let loaded = load(req, state).await?;
+        let loaded = load::load(req, state).await?;
         let slot = req.local_cache(Slot::default);
         Ok(slot.0.get_or_init(|| loaded).clone())
     }
@@ -219,10 +222,40 @@ impl Session {
         self.remove(FLASH_KEY)
     }
 
+    /// The device binding of this session, when the request carried a
+    /// live bound cookie for it.
+    pub(crate) fn bound(&self) -> Option<Bound> {
+        self.lock().bound.clone()
+    }
+
+    /// Notes that this request bound the session (or proved its binding)
+    /// with a bound cookie minted at `minted_at`.
+    pub(crate) fn set_bound(&self, binding: Binding, minted_at: i64) {
+        self.lock().bound = Some(Bound {
+            binding,
+            minted_at,
+        });
+    }
+
+    /// Signs in through a refresh proven by the key of the DBSC session
+    /// `id`, whose bound remember-me record `req` presents; `true` when it
+    /// signed in (the new session keeps the binding).
+    pub(crate) async fn recall_bound(
+        &self,
+        req: &Request<'_>,
+        gh: &Shared,
+        id: &str,
+    ) -> Result<bool, DbError> {
+        load::recall_bound(self, req, gh, id).await
+    }
+
     /// Signs `user_id` in: a fresh id replaces the current one (its stored
-    /// key is [`Session::stored_id`] from now on), the data stays.
+    /// key is [`Session::stored_id`] from now on), the data stays, and so
+    /// does the device binding of the same user's bound session.
     pub(crate) fn sign_in(&self, user_id: i64) {
         let mut s = self.lock();
+        let same_user = s.user_id == Some(user_id);
+        s.carried = s.bound.take().filter(|_| same_user).map(|b| b.binding);
         let fresh = SecretToken::generate().expose().to_owned();
         let old = s.id.replace(fresh);
         if !s.minted {
@@ -251,6 +284,8 @@ impl Session {
     pub(crate) fn destroy(&self) {
         let mut s = self.lock();
         s.destroyed = true;
+        s.bound = None;
+        s.carried = None;
         s.user_id = None;
         s.payload.data.clear();
     }
@@ -261,10 +296,11 @@ impl Session {
         gh: &Shared,
         response: &mut Response<'_>,
     ) -> Result<(), DbError> {
-        let (op, cookie) = {
+        let (op, cookie, offer) = {
             let mut s = self.lock();
             let obsolete = s.obsolete.take();
-            if s.destroyed {
+            let offer = Offer::of(&s, gh);
+            let (op, cookie) = if s.destroyed {
                 let id = s.id.take();
                 s.destroyed = false;
                 let cookie = Some(cookies::removal(gh));
@@ -287,6 +323,7 @@ impl Session {
                         ip: s.ip.clone(),
                         user_agent: s.user_agent.clone(),
                         signed_in_by: s.signed_in_by.clone(),
+                        binding: s.carried.clone(),
                         obsolete,
                     },
                     cookie,
@@ -299,7 +336,8 @@ impl Session {
                     obsolete.map(|o| Op::Delete(vec![o])).unwrap_or(Op::Nothing),
                     None,
                 )
-            }
+            };
+            (op, cookie, offer)
         };
         let db = &gh.db;
         let ended = match op {
@@ -322,6 +360,7 @@ impl Session {
                 ip,
                 user_agent,
                 signed_in_by,
+                binding,
                 obsolete,
             } => {
                 let row = store::SessionRow {
@@ -332,6 +371,7 @@ impl Session {
                     payload: &payload,
                     last_activity: unix_now(),
                     signed_in_by,
+                    binding: binding.as_ref(),
                 };
                 // Only an id minted here is inserted; a loaded one is updated,
                 // so a session ended meanwhile is not brought back.
@@ -352,7 +392,64 @@ impl Session {
             (Some(cookie), false) => response.adjoin_header(cookie),
             (None, false) => {}
         }
+        if !ended {
+            offer.announce(gh, response);
+        }
         Ok(())
+    }
+}
+
+/// What an answer tells a browser of device binding.
+enum Offer {
+    /// Nothing.
+    Nothing,
+    /// A sign-in: the registration header, with a challenge issued to the
+    /// new session (its stored key).
+    Register(String),
+    /// A bound session's answer: the next refresh's challenge, pre-loaded.
+    Challenge(String),
+    /// An ended session: its bound cookie goes too.
+    Expire,
+}
+
+impl Offer {
+    fn of(s: &State, gh: &Shared) -> Self {
+        if s.destroyed {
+            return Self::Expire;
+        }
+        if let Some(bound) = &s.bound {
+            return Self::Challenge(bound.binding.id.clone());
+        }
+        match (&s.id, s.minted, s.user_id, &s.carried) {
+            (Some(id), true, Some(_), None) if gh.settings.session.device_binding => {
+                Self::Register(sha256_hex(id))
+            }
+            _ => Self::Nothing,
+        }
+    }
+
+    fn announce(self, gh: &Shared, response: &mut Response<'_>) {
+        let now = unix_now();
+        match self {
+            Self::Nothing => {}
+            Self::Register(owner) => {
+                let challenge = gh.dbsc.issue(Purpose::Register, &owner, now);
+                if let Some(value) = headers::registration(bound::REGISTER_PATH, &challenge) {
+                    response.set_raw_header(headers::REGISTRATION, value.clone());
+                    response.set_raw_header(headers::REGISTRATION_OLD, value);
+                }
+            }
+            Self::Challenge(id) => {
+                if response.headers().contains(headers::CHALLENGE) {
+                    return;
+                }
+                let challenge = gh.dbsc.issue(Purpose::Refresh, &id, now);
+                if let Some(value) = headers::challenge(&challenge, &id) {
+                    response.set_raw_header(headers::CHALLENGE, value);
+                }
+            }
+            Self::Expire => response.adjoin_header(bound::cookie::removal(&gh.settings)),
+        }
     }
 }
 
@@ -369,79 +466,9 @@ enum Op {
         ip: String,
         user_agent: Option<String>,
         signed_in_by: SignedInBy,
+        binding: Option<Binding>,
         obsolete: Option<String>,
     },
-}
-
-async fn load(req: &Request<'_>, gh: &Shared) -> Result<Session, DbError> {
-    let now = unix_now();
-    let session = &gh.settings.session;
-    let mut state = State {
-        ip: ClientIp::of(req, &gh.settings).to_string(),
-        user_agent: req
-            .headers()
-            .get_one("User-Agent")
-            .map(|ua| ua.chars().take(512).collect()),
-        payload: Payload {
-            created_at: now,
-            data: Map::new(),
-        },
-        ..State::default()
-    };
-    if let Some(id) = req
-        .cookies()
-        .get(&session_cookie_name(&gh.settings))
-        .map(|c| c.value().to_owned())
-    {
-        if let Some(found) = store::find(&gh.db, &sha256_hex(&id)).await? {
-            let payload: Payload = serde_json::from_str(&found.payload).unwrap_or_default();
-            let idle_seconds = i64::from(session.idle_minutes) * 60;
-            let idle_ok = now - found.last_activity < idle_seconds;
-            let absolute_ok = now - payload.created_at < i64::from(session.absolute_hours) * 3600;
-            if idle_ok && absolute_ok {
-                state.touch = now - found.last_activity >= touch_after(idle_seconds);
-                state.id = Some(id);
-                state.user_id = found.user_id;
-                state.payload = payload;
-            } else {
-                // Expired: the row goes, the client gets a new id if anything is stored.
-                store::delete(&gh.db, &sha256_hex(&id)).await?;
-            }
-        }
-    }
-    let handle = Session(Arc::new(Mutex::new(state)));
-    if handle.user_id().is_some() {
-        return Ok(handle);
-    }
-    match remember::recall(req, gh).await? {
-        remember::Recall::Nothing => {}
-        remember::Recall::SignIn {
-            user_id,
-            selector,
-            rotated,
-        } => {
-            handle.sign_in(user_id);
-            handle.signed_in_by(SignedInBy {
-                remember: Some(selector),
-                passkey: None,
-            });
-            // The rotating recall is the browser's sign-in; its parallel
-            // requests within the grace are the same browser.
-            if rotated {
-                match device::signed_in_on(req.cookies(), gh, user_id).await {
-                    Ok(device::Device::New) => {
-                        handle.lock().notices.push(RecallNotice::NewDevice { user_id });
-                    }
-                    Ok(device::Device::Known) => {}
-                    Err(e) => tracing::warn!(error = %e, "recall's device not recorded"),
-                }
-            }
-        }
-        remember::Recall::Theft { user_id } => {
-            handle.lock().notices.push(RecallNotice::Theft { user_id });
-        }
-    }
-    Ok(handle)
 }
 
 /// Whether launch must stop because Gatehouse is not attached: a guard of

@@ -22,6 +22,7 @@ use rocket::time::Duration;
 use subtle::ConstantTimeEq;
 
 use super::remember_store::{self as store, Remembered, Rotation};
+use super::bound::{self, Binding};
 use super::store::Ending;
 use super::{device, store as sessions};
 use crate::auth::{epoch, users};
@@ -84,6 +85,8 @@ pub(super) enum Recall {
         selector: String,
         /// This recall rotated the record.
         rotated: bool,
+        /// The record's device binding, which the new session keeps.
+        binding: Option<Binding>,
     },
     /// A replaced validator, presented after the grace or by another
     /// browser: a copy. Every cookie of the user is void and every session
@@ -101,14 +104,29 @@ pub fn own_selector(jar: &CookieJar<'_>, gh: &Shared) -> Option<String> {
     Presented::parse(cookie.value()).map(|p| p.selector)
 }
 
+/// The device binding of the remember-me record this browser's cookie
+/// names, if it is bound (whether or not its validator is still good).
+pub async fn own_binding(jar: &CookieJar<'_>, gh: &Shared) -> Result<Option<Binding>, DbError> {
+    let Some(selector) = own_selector(jar, gh) else {
+        return Ok(None);
+    };
+    Ok(store::find(&gh.db, &selector).await?.and_then(|r| r.binding))
+}
+
 /// Whether `a` and `b` (hashes) are equal, compared in constant time.
 fn same(a: &str, b: &str) -> bool {
     bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }
 
 /// Checks the remember cookie of `req` (a browser without a live session)
-/// and rotates it: see the module's documentation.
-pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Recall, DbError> {
+/// and rotates it: see the module's documentation. A record bound to a
+/// device key recalls only when `proven` names its DBSC session (a refresh
+/// proven by that key); otherwise it is left as it is and recalls nothing.
+pub(super) async fn recall(
+    req: &Request<'_>,
+    gh: &Shared,
+    proven: Option<&str>,
+) -> Result<Recall, DbError> {
     let jar = req.cookies();
     let Some(cookie) = jar.get_private(&remember_cookie_name(&gh.settings)) else {
         return Ok(Recall::Nothing);
@@ -131,6 +149,11 @@ pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Recall, DbE
             drop_cookie(jar, gh);
             return Ok(Recall::Nothing);
         };
+        if let Some(binding) = &record.binding {
+            if proven != Some(binding.id.as_str()) {
+                return Ok(Recall::Nothing);
+            }
+        }
         let lifetime = i64::from(gh.settings.session.remember_days) * 86_400;
         let left = lifetime - (now - record.created_at);
         if left <= 0 {
@@ -155,6 +178,7 @@ pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Recall, DbE
                 user_id: record.user_id,
                 selector: presented.selector,
                 rotated: true,
+                binding: record.binding,
             });
         }
         let Some(at) = record
@@ -171,6 +195,7 @@ pub(super) async fn recall(req: &Request<'_>, gh: &Shared) -> Result<Recall, DbE
                 user_id: record.user_id,
                 selector: presented.selector,
                 rotated: false,
+                binding: record.binding,
             });
         }
         drop_cookie(jar, gh);
@@ -246,7 +271,9 @@ pub async fn remember(
     let selector = SecretToken::generate().expose()[..SELECTOR_CHARS].to_owned();
     let validator = SecretToken::generate();
     let now = unix_now();
-    store::insert(&gh.db, &selector, &validator.digest(), user_id, session_id, now).await?;
+    let binding = bound::store::of_session(&gh.db, session_id).await?;
+    let digest = validator.digest();
+    store::insert(&gh.db, &selector, &digest, user_id, session_id, now, binding.as_ref()).await?;
     let lifetime = i64::from(gh.settings.session.remember_days) * 86_400;
     set_cookie(jar, gh, &selector, validator.expose(), lifetime);
     Ok(())

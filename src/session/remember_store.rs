@@ -8,6 +8,7 @@
 
 use sqlx::Row;
 
+use super::bound::{self, Binding};
 use crate::db::{Db, DbError, TextColumn, Tx};
 
 /// Replaced validators a row keeps (one per recall, oldest dropped first).
@@ -27,6 +28,9 @@ pub struct Remembered {
     pub session_id: Option<String>,
     /// Unix seconds it was issued.
     pub created_at: i64,
+    /// The device binding of the session it was issued in or recalled:
+    /// it then recalls only through a refresh proven by that key.
+    pub binding: Option<Binding>,
 }
 
 /// The recall that last rotated a record.
@@ -40,7 +44,7 @@ pub struct Rotation {
 }
 
 /// A new record for `user_id`, issued with the session stored under
-/// `session_id`.
+/// `session_id`, carrying that session's device binding if it has one.
 pub async fn insert(
     db: &Db,
     selector: &str,
@@ -48,19 +52,24 @@ pub async fn insert(
     user_id: i64,
     session_id: &str,
     now: i64,
+    binding: Option<&Binding>,
 ) -> Result<(), DbError> {
     db.execute(
         db.query(
             "INSERT INTO gatehouse_remember \
-             (selector, validator_hash, user_id, session_id, created_at, last_used_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+             (selector, validator_hash, user_id, session_id, created_at, last_used_at, \
+             dbsc_id, dbsc_key, dbsc_thumbprint) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(selector.to_owned())
         .bind(validator_hash.to_owned())
         .bind(user_id)
         .bind(session_id.to_owned())
         .bind(now)
-        .bind(now),
+        .bind(now)
+        .bind(binding.map(|b| b.id.clone()))
+        .bind(binding.map(|b| b.key.jwk.clone()))
+        .bind(binding.map(|b| b.key.thumbprint.clone())),
     )
     .await?;
     Ok(())
@@ -72,7 +81,8 @@ pub async fn find(db: &Db, selector: &str) -> Result<Option<Remembered>, DbError
         .fetch_optional(
             db.query(
                 "SELECT user_id, validator_hash, replaced_hashes, rotated_at, rotated_client, \
-                 rotated_device, session_id, created_at FROM gatehouse_remember \
+                 rotated_device, session_id, created_at, dbsc_id, dbsc_key, dbsc_thumbprint \
+                 FROM gatehouse_remember \
                  WHERE selector = $1",
             )
             .bind(selector.to_owned()),
@@ -100,6 +110,7 @@ pub async fn find(db: &Db, selector: &str) -> Result<Option<Remembered>, DbError
             rotation,
             session_id: row.text("session_id")?,
             created_at: row.try_get("created_at")?,
+            binding: bound::store::read(&row)?,
         })
     })
     .transpose()

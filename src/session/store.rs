@@ -3,6 +3,7 @@
 
 use sqlx::Row;
 
+use super::bound::{self, Binding};
 use crate::db::{Db, DbError, TextColumn, Tx};
 use crate::domain::sha256_hex;
 
@@ -15,6 +16,8 @@ pub struct StoredSession {
     pub payload: String,
     /// Unix seconds of the last request that touched it.
     pub last_activity: i64,
+    /// Its device binding, once a browser bound it.
+    pub binding: Option<Binding>,
 }
 
 /// One session row to write.
@@ -33,6 +36,9 @@ pub struct SessionRow<'a> {
     pub last_activity: i64,
     /// How it was signed in, kept on insert.
     pub signed_in_by: SignedInBy,
+    /// The device binding it carries over from a bound remember-me record,
+    /// kept on insert.
+    pub binding: Option<&'a Binding>,
 }
 
 /// What signed a session in, where voiding that must end it.
@@ -60,7 +66,10 @@ pub enum Ending<'a> {
 pub async fn find(db: &Db, id_hash: &str) -> Result<Option<StoredSession>, DbError> {
     let row = db
         .fetch_optional(
-            db.query("SELECT user_id, payload, last_activity FROM sessions WHERE id = $1")
+            db.query(
+                "SELECT user_id, payload, last_activity, dbsc_id, dbsc_key, dbsc_thumbprint \
+                 FROM sessions WHERE id = $1",
+            )
                 .bind(id_hash.to_owned()),
         )
         .await?;
@@ -69,6 +78,7 @@ pub async fn find(db: &Db, id_hash: &str) -> Result<Option<StoredSession>, DbErr
             user_id: row.try_get("user_id")?,
             payload: row.text("payload")?.unwrap_or_default(),
             last_activity: row.try_get("last_activity")?,
+            binding: bound::store::read(&row)?,
         })
     })
     .transpose()
@@ -79,7 +89,8 @@ pub async fn insert(db: &Db, row: SessionRow<'_>) -> Result<(), DbError> {
     db.execute(
         db.query(
             "INSERT INTO sessions (id, user_id, ip_address, user_agent, payload, last_activity, \
-             remember_selector, passkey_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             remember_selector, passkey_id, dbsc_id, dbsc_key, dbsc_thumbprint) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(row.id_hash.to_owned())
         .bind(row.user_id)
@@ -88,7 +99,10 @@ pub async fn insert(db: &Db, row: SessionRow<'_>) -> Result<(), DbError> {
         .bind(row.payload.to_owned())
         .bind(row.last_activity)
         .bind(row.signed_in_by.remember)
-        .bind(row.signed_in_by.passkey),
+        .bind(row.signed_in_by.passkey)
+        .bind(row.binding.map(|b| b.id.clone()))
+        .bind(row.binding.map(|b| b.key.jwk.clone()))
+        .bind(row.binding.map(|b| b.key.thumbprint.clone())),
     )
     .await?;
     Ok(())
@@ -197,6 +211,8 @@ pub struct UserSession {
     pub last_activity: i64,
     /// The selector of the remember-me record that recalled it.
     pub remember_selector: Option<String>,
+    /// Whether a browser bound it to its key (DBSC).
+    pub device_bound: bool,
 }
 
 /// The public handle of the session stored under `id_hash`: a one-way
@@ -213,7 +229,8 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<UserSession>, DbError>
     let rows = db
         .fetch_all(
             db.query(
-                "SELECT id, ip_address, user_agent, last_activity, remember_selector FROM sessions \
+                "SELECT id, ip_address, user_agent, last_activity, remember_selector, dbsc_id \
+                 FROM sessions \
                  WHERE user_id = $1 ORDER BY last_activity DESC, id",
             )
             .bind(user_id),
@@ -227,6 +244,7 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<UserSession>, DbError>
                 user_agent: row.text("user_agent")?,
                 last_activity: row.try_get("last_activity")?,
                 remember_selector: row.text("remember_selector")?,
+                device_bound: row.text("dbsc_id")?.is_some(),
             })
         })
         .collect()

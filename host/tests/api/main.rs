@@ -7,6 +7,8 @@ mod account;
 mod breached;
 mod browser_safety;
 mod custom_host;
+mod dbsc;
+mod dbsc_client;
 mod ended_sessions;
 mod fixtures;
 mod helpers;
