@@ -323,7 +323,7 @@ impl Session {
                         ip: s.ip.clone(),
                         user_agent: s.user_agent.clone(),
                         signed_in_by: s.signed_in_by.clone(),
-                        binding: s.carried.clone(),
+                        binding: s.carried.clone().map(Box::new),
                         obsolete,
                     },
                     cookie,
@@ -371,7 +371,7 @@ impl Session {
                     payload: &payload,
                     last_activity: unix_now(),
                     signed_in_by,
-                    binding: binding.as_ref(),
+                    binding: binding.as_deref(),
                 };
                 // Only an id minted here is inserted; a loaded one is updated,
                 // so a session ended meanwhile is not brought back.
@@ -466,7 +466,7 @@ enum Op {
         ip: String,
         user_agent: Option<String>,
         signed_in_by: SignedInBy,
-        binding: Option<Binding>,
+        binding: Option<Box<Binding>>,
         obsolete: Option<String>,
     },
 }
