@@ -124,9 +124,9 @@ pub enum AuthError {
     #[error("device proof refused")]
     DeviceProofRefused,
     /// A bound session's sensitive change needs a bound cookie under a
-    /// minute old: 307 back to the same request with the bound cookie
-    /// expired, which a DBSC browser answers by proving its key first
-    /// (`device_proof_required`).
+    /// minute old: 307 back to the same request (`device_proof_required`);
+    /// the route expires the bound cookie, which a DBSC browser answers by
+    /// proving its key first.
     #[error("a fresh device proof is required")]
     DeviceProofRequired,
     /// Nothing of the caller's has this id (404 `not_found`).
@@ -322,9 +322,8 @@ impl<'r> Responder<'r, 'static> for AuthError {
         if let Some(seconds) = retry_after {
             response.set_header(Header::new("Retry-After", seconds.to_string()));
         }
-        if let (Self::DeviceProofRequired, Some(gh)) = (&self, crate::shared::Shared::of(req)) {
+        if let Self::DeviceProofRequired = self {
             response.set_header(Header::new("Location", req.uri().to_string()));
-            response.adjoin_header(crate::session::bound::cookie::removal(&gh.settings));
         }
         Ok(response)
     }

@@ -21,6 +21,7 @@ use crate::auth::{PasswordHasher, Throttles};
 use crate::config::Settings;
 use crate::db::{Db, Readers};
 
+use crate::domain::challenge::Challenges;
 use crate::events::{AuthEventListener, Events};
 use crate::host_routes::HostRoutes;
 use crate::i18n::Catalog;
@@ -35,7 +36,6 @@ use crate::ops::scrape::Scrape;
 use crate::ops::traced::traced;
 use crate::screens::{Screen, Screens};
 use crate::security::{common_headers, is_auth_path, screen_headers, CONTENT_SECURITY_POLICY};
-use crate::session::bound::challenge::Challenges;
 use crate::session::Session;
 use crate::shared::Shared;
 use crate::state::GatehouseState;

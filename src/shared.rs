@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::config::Settings;
 use crate::db::Db;
-use crate::session::bound::challenge::Challenges;
+use crate::domain::challenge::Challenges;
 
 /// The settings and the database every request may read.
 #[derive(Clone, Debug)]

@@ -1,5 +1,6 @@
 //! Values parsed once at the edge and trusted afterwards.
 
+pub mod challenge;
 mod email;
 mod password;
 mod token;

@@ -21,7 +21,7 @@ use crate::domain::sha256_hex;
 use crate::error::AuthError;
 use crate::events::{AuthEvent, Origin};
 use crate::security::{ClientIp, SameOrigin};
-use crate::session::bound::challenge::{Purpose, CHALLENGE_SECONDS};
+use crate::domain::challenge::{Purpose, CHALLENGE_SECONDS};
 use crate::session::bound::{self, cookie, headers, proof, Binding};
 use crate::session::{remembered_binding, session_cookie_name, store, Session};
 use crate::state::GatehouseState;

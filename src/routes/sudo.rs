@@ -101,9 +101,10 @@ async fn confirm(
 /// [`bound::FRESH_SECONDS`] old: otherwise 307 back to the same request
 /// with the bound cookie expired, which a DBSC browser answers by proving
 /// its key before it sends the request again.
-fn device_fresh(caller: &AccountRequest<'_>) -> Result<(), AuthError> {
+fn device_fresh(gh: &GatehouseState, caller: &AccountRequest<'_>) -> Result<(), AuthError> {
     match caller.session.bound() {
         Some(bound) if unix_now() - bound.minted_at >= bound::FRESH_SECONDS => {
+            caller.jar.add(bound::cookie::removal(&gh.settings));
             Err(AuthError::DeviceProofRequired)
         }
         _ => Ok(()),
@@ -118,7 +119,7 @@ async fn in_window(
     caller: &AccountRequest<'_>,
     password: Option<bool>,
 ) -> Result<(), AuthError> {
-    device_fresh(caller)?;
+    device_fresh(gh, caller)?;
     let minutes = gh.settings.session.reauth_minutes;
     if reauth::open_until(&caller.session, caller.who.id, minutes).is_some() {
         return Ok(());
@@ -211,7 +212,7 @@ pub async fn current_password(
     field: &'static str,
 ) -> Result<(), AuthError> {
     if !input.carries(field) && !has_password(gh, &caller.who).await? {
-        device_fresh(caller)?;
+        device_fresh(gh, caller)?;
         if reauth::fresh(&caller.session, caller.who.id, PROOF_SECONDS) {
             return Ok(());
         }
@@ -229,7 +230,7 @@ pub async fn right_password(
     input: &Input,
     field: &'static str,
 ) -> Result<(), AuthError> {
-    device_fresh(caller)?;
+    device_fresh(gh, caller)?;
     let mut errors = FieldErrors::new();
     let password = input.required_password(field, &mut errors);
     let Some(password) = password.filter(|_| errors.is_empty()) else {
@@ -267,7 +268,7 @@ pub async fn by_passkey(
     caller: &AccountRequest<'_>,
     credential: &Value,
 ) -> Result<(), AuthError> {
-    device_fresh(caller)?;
+    device_fresh(gh, caller)?;
     let user_id = caller.who.id;
     // No challenge issued to this session (or passkeys off): nothing was
     // asked, so nothing is counted against the owner's second factor.

@@ -37,7 +37,7 @@ use rocket::{Ignite, Response, Rocket, Sentinel};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use bound::challenge::Purpose;
+use crate::domain::challenge::Purpose;
 use bound::{headers, Binding, Bound};
 
 use crate::clock::unix_now;

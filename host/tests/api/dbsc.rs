@@ -497,3 +497,22 @@ async fn without_device_binding_nothing_is_offered_or_bound() {
     assert_eq!(status, Status::NotFound);
     assert_eq!(bound_flags(&app.client).await, [json!(false)]);
 }
+
+#[rocket::async_test]
+async fn refused_proofs_spend_the_clients_budget_and_then_429() {
+    let app = spawn_app_with(|f| f.merge(("auth.ip_throttle_attempts", 2))).await;
+    let (_, device) = bound_session(&app, DeviceKey::es256(), false).await;
+    for _ in 0..2 {
+        assert_eq!(
+            device.prove(&app.client, "forged").await.0,
+            Status::Unauthorized
+        );
+    }
+    assert!(
+        device.challenge(&app.client).await.is_none(),
+        "no challenge now"
+    );
+    let (status, body) = device.prove(&app.client, "forged").await;
+    assert_eq!(status, Status::TooManyRequests, "{body}");
+    assert_eq!(body["message"], json!("auth_throttle"));
+}

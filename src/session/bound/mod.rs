@@ -4,7 +4,7 @@
 //! out. A copied session cookie is then a guest's on any other machine.
 //!
 //! - Every sign-in answer offers a binding ([`headers::registration`]),
-//!   with a challenge issued to the new session ([`challenge`]).
+//!   with a challenge issued to the new session (`domain::challenge`).
 //! - `POST /auth/dbsc/register` checks the proof signed by the browser's
 //!   key ([`proof::registration`]), stores the key with the session
 //!   ([`store::bind`]) and mints the bound cookie ([`cookie`]).
@@ -14,7 +14,6 @@
 //!
 //! The routes are in `routes/dbsc.rs`; this module holds what sessions need.
 
-pub mod challenge;
 pub mod cookie;
 pub mod headers;
 pub mod proof;
