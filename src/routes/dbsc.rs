@@ -35,11 +35,8 @@ pub struct Presented {
     session_id: Option<String>,
 }
 
-#[rocket::async_trait]
-impl<'r> FromRequest<'r> for Presented {
-    type Error = AuthError;
-
-    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+impl Presented {
+    fn of(req: &Request<'_>) -> Self {
         let header = |name: &str| req.headers().get_one(name);
         let proof = header(headers::RESPONSE)
             .or_else(|| header(headers::RESPONSE_OLD))
@@ -48,7 +45,43 @@ impl<'r> FromRequest<'r> for Presented {
         let session_id = header(headers::SESSION_ID)
             .filter(|value| value.len() <= 128)
             .and_then(headers::string_item);
-        Outcome::Success(Self { proof, session_id })
+        Self { proof, session_id }
+    }
+}
+
+/// What both DBSC routes take of a request: its session, its DBSC headers,
+/// the client (for the budget and events), its cookies, and the request
+/// itself for the recall a refresh may make.
+pub struct Asked<'r> {
+    session: Session,
+    presented: Presented,
+    client: ClientIp,
+    from: Origin,
+    jar: &'r CookieJar<'r>,
+    request: &'r Request<'r>,
+}
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for Asked<'r> {
+    type Error = AuthError;
+
+    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
+        let session = rocket::outcome::try_outcome!(req.guard::<Session>().await);
+        // These two always succeed.
+        let (Some(client), Some(from)) = (
+            req.guard::<ClientIp>().await.succeeded(),
+            req.guard::<Origin>().await.succeeded(),
+        ) else {
+            return Outcome::Error((Status::InternalServerError, AuthError::Unavailable));
+        };
+        Outcome::Success(Self {
+            session,
+            presented: Presented::of(req),
+            client,
+            from,
+            jar: req.cookies(),
+            request: req,
+        })
     }
 }
 
@@ -132,13 +165,17 @@ async fn first_use(
 #[post("/auth/dbsc/register")]
 pub async fn register(
     _same_origin: SameOrigin,
-    session: Session,
-    presented: Presented,
-    client: ClientIp,
-    from: Origin,
-    jar: &CookieJar<'_>,
+    asked: Asked<'_>,
     gh: &State<GatehouseState>,
 ) -> Result<Answer, AuthError> {
+    let Asked {
+        session,
+        presented,
+        client,
+        from,
+        jar,
+        ..
+    } = asked;
     if !gh.settings.session.device_binding {
         return Err(AuthError::NotFound);
     }
@@ -206,17 +243,19 @@ async fn source(
 /// the browser kept only its bound remember-me cookie, a new session
 /// recalled by it. `{"continue": false}` once the session has ended.
 #[post("/auth/dbsc/refresh")]
-#[allow(clippy::too_many_arguments)]
 pub async fn refresh(
     _same_origin: SameOrigin,
-    session: Session,
-    presented: Presented,
-    client: ClientIp,
-    from: Origin,
-    jar: &CookieJar<'_>,
-    recall: Recall<'_>,
+    asked: Asked<'_>,
     gh: &State<GatehouseState>,
 ) -> Result<Answer, AuthError> {
+    let Asked {
+        session,
+        presented,
+        client,
+        from,
+        jar,
+        request,
+    } = asked;
     within_budget(gh, &client).await?;
     let Some(id) = presented.session_id else {
         return Err(AuthError::Validation(crate::error::FieldErrors::single(
@@ -245,7 +284,7 @@ pub async fn refresh(
         return refused(gh, &client, &from, user_id, why).await;
     }
     if let Source::Remembered = source {
-        if !session.recall_bound(recall.0, gh, &id).await? {
+        if !session.recall_bound(request, gh, &id).await? {
             return Ok(Answer::End);
         }
     }
@@ -255,17 +294,4 @@ pub async fn refresh(
         session.set_bound(binding, now);
     }
     Ok(Answer::Instructions(bound::instructions(&gh.settings, &id)))
-}
-
-/// The request itself, for the recall a refresh may make (the remember-me
-/// cookie, the client and its device cookie).
-pub struct Recall<'r>(&'r Request<'r>);
-
-#[rocket::async_trait]
-impl<'r> FromRequest<'r> for Recall<'r> {
-    type Error = AuthError;
-
-    async fn from_request(req: &'r Request<'_>) -> Outcome<Self, Self::Error> {
-        Outcome::Success(Recall(req))
-    }
 }

@@ -3,7 +3,7 @@
 
 use rocket::http::private::cookie::{Cookie as RawCookie, CookieJar as RawJar, Key};
 use rocket::http::{ContentType, Cookie, Header, Status};
-use rocket::local::asynchronous::Client;
+use rocket::local::asynchronous::{Client, LocalResponse};
 use serde_json::{json, Value};
 
 use crate::dbsc_client::{challenge_of, forged, offered, sf_string, Device, DeviceKey};
@@ -16,17 +16,21 @@ const REMEMBER: &str = "gatehouse_remember";
 /// The test figment's `secret_key`, which seals private cookies.
 const SECRET: &str = "hPRYyVRiMyxpw5sBB1XeCMN1kFsDCqKvBi2QJxBVHQk=";
 
-/// Ada signs in on `app.client` (with remember-me when `remember`) and her
-/// browser binds the session with `key`; answers her id and the device.
-async fn bound_session(app: &TestApp, key: DeviceKey, remember: bool) -> (i64, Device) {
-    let user_id = app.create_user(EMAIL, PASSWORD).await;
-    let response = app
-        .client
+/// Ada's sign-in on `app.client` (with remember-me when `remember`).
+async fn sign_in(app: &TestApp, remember: bool) -> LocalResponse<'_> {
+    app.client
         .post("/auth/login")
         .header(ContentType::JSON)
         .body(json!({"email": EMAIL, "password": PASSWORD, "remember": remember}).to_string())
         .dispatch()
-        .await;
+        .await
+}
+
+/// Ada signs in on `app.client` (with remember-me when `remember`) and her
+/// browser binds the session with `key`; answers her id and the device.
+async fn bound_session(app: &TestApp, key: DeviceKey, remember: bool) -> (i64, Device) {
+    let user_id = app.create_user(EMAIL, PASSWORD).await;
+    let response = sign_in(app, remember).await;
     assert_eq!(response.status(), Status::Ok);
     let old = response
         .headers()
@@ -317,13 +321,7 @@ async fn a_challenge_answered_twice_at_once_refreshes_once() {
 async fn a_registration_answers_a_challenge_issued_to_its_own_session_once() {
     let app = spawn_app().await;
     app.create_user(EMAIL, PASSWORD).await;
-    let response = app
-        .client
-        .post("/auth/login")
-        .header(ContentType::JSON)
-        .body(json!({"email": EMAIL, "password": PASSWORD}).to_string())
-        .dispatch()
-        .await;
+    let response = sign_in(&app, false).await;
     let (path, challenge) = offered(&response).unwrap();
     drop(response);
     // A guest cannot register, whatever it sends.
@@ -476,13 +474,7 @@ async fn sudo_mode_in_a_bound_session_asks_for_a_bound_cookie_under_a_minute_old
 async fn without_device_binding_nothing_is_offered_or_bound() {
     let app = spawn_app_with(|f| f.merge(("session.device_binding", false))).await;
     app.create_user(EMAIL, PASSWORD).await;
-    let response = app
-        .client
-        .post("/auth/login")
-        .header(ContentType::JSON)
-        .body(json!({"email": EMAIL, "password": PASSWORD}).to_string())
-        .dispatch()
-        .await;
+    let response = sign_in(&app, false).await;
     assert_eq!(response.status(), Status::Ok);
     assert!(offered(&response).is_none());
     assert!(response
