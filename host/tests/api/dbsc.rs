@@ -508,3 +508,45 @@ async fn refused_proofs_spend_the_clients_budget_and_then_429() {
     assert_eq!(status, Status::TooManyRequests, "{body}");
     assert_eq!(body["message"], json!("auth_throttle"));
 }
+
+#[rocket::async_test]
+async fn a_recall_by_a_remember_me_cookie_offers_a_binding_as_every_sign_in_does() {
+    let app = spawn_app().await;
+    app.create_user(EMAIL, PASSWORD).await;
+    assert_eq!(sign_in(&app, true).await.status(), Status::Ok);
+    let remember = remember_of(&app.client);
+    let browser = app.another_instance().await;
+    let answer = browser
+        .get("/dashboard")
+        .header(ContentType::JSON)
+        .cookie(Cookie::new(REMEMBER, remember))
+        .dispatch()
+        .await;
+    assert_eq!(answer.status(), Status::Ok, "recalled");
+    let (path, challenge) = offered(&answer).expect("the recall offers a binding");
+    let session = set_cookie(&answer, &app.cookie_name)
+        .expect("a new session")
+        .value()
+        .to_owned();
+    drop(answer);
+    let mut device = Device {
+        cookies: vec![(app.cookie_name.clone(), session)],
+        ..Device::new(DeviceKey::es256())
+    };
+    let register = browser
+        .post(path)
+        .cookie(Cookie::new(
+            device.cookies[0].0.clone(),
+            device.cookies[0].1.clone(),
+        ))
+        .header(Header::new(
+            "Secure-Session-Response",
+            sf_string(&device.key.proof(&challenge, true)),
+        ))
+        .dispatch()
+        .await;
+    assert_eq!(register.status(), Status::Ok, "the recalled session binds");
+    let body: Value = serde_json::from_str(&register.into_string().await.unwrap()).unwrap();
+    device.session = body["session_identifier"].as_str().map(str::to_owned);
+    assert_eq!(device.refresh(&browser).await.0, Status::Ok);
+}

@@ -895,3 +895,19 @@ async fn unlinking_the_last_two_providers_at_once_leaves_one() {
     assert_eq!(statuses, vec![204, 422], "one way in is kept");
     assert_eq!(app.count("gatehouse_oidc_links").await, 1);
 }
+
+#[rocket::async_test]
+async fn a_providers_sign_in_offers_a_device_binding() {
+    let Some((app, provider)) = with_provider(true).await else {
+        return;
+    };
+    let callback = at_provider(&app, &provider, "/auth/oidc/acme", "ada-sub").await;
+    let path = callback.strip_prefix(BASE_URL).expect("a callback of ours");
+    let response = app.get_html(path).await;
+    assert_eq!(response.status(), Status::SeeOther);
+    let (register, challenge) = crate::dbsc_client::offered(&response).expect("a binding offered");
+    drop(response);
+    let mut device = crate::dbsc_client::Device::new(crate::dbsc_client::DeviceKey::rs256());
+    let (status, body) = device.register(&app.client, &register, &challenge).await;
+    assert_eq!(status, Status::Ok, "{body}");
+}

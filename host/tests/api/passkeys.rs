@@ -779,3 +779,25 @@ fn session_cookie(client: &Client) -> Option<String> {
         .get("gatehouse_session")
         .map(|c| c.value().to_owned())
 }
+
+#[rocket::async_test]
+async fn a_passkey_sign_in_offers_a_device_binding() {
+    let app = spawn().await;
+    let (client, mut key, credential_id, _) = user_with_passkey(&app, ADA).await;
+    sign_out(&client).await;
+    let credential = answer(&client, &mut key, &credential_id).await;
+    let response = client
+        .post("/auth/passkey/login")
+        .header(rocket::http::ContentType::JSON)
+        .body(json!({"credential": credential}).to_string())
+        .dispatch()
+        .await;
+    assert_eq!(response.status(), Status::Ok);
+    let (path, challenge) = crate::dbsc_client::offered(&response).expect("a binding offered");
+    drop(response);
+    let mut device = crate::dbsc_client::Device::new(crate::dbsc_client::DeviceKey::es256());
+    assert_eq!(
+        device.register(&client, &path, &challenge).await.0,
+        Status::Ok
+    );
+}
