@@ -550,3 +550,41 @@ async fn a_recall_by_a_remember_me_cookie_offers_a_binding_as_every_sign_in_does
     device.session = body["session_identifier"].as_str().map(str::to_owned);
     assert_eq!(device.refresh(&browser).await.0, Status::Ok);
 }
+
+#[rocket::async_test]
+async fn the_account_screen_says_which_session_is_bound_in_english_and_german() {
+    let app = spawn_app().await;
+    let (_, _device) = bound_session(&app, DeviceKey::es256(), false).await;
+    for (language, words) in [
+        ("en", "bound to this device"),
+        ("de", "an dieses Gerät gebunden"),
+    ] {
+        let page = app
+            .client
+            .get("/account")
+            .header(Header::new("Accept", "text/html"))
+            .header(Header::new("Accept-Language", language))
+            .dispatch()
+            .await;
+        assert_eq!(page.status(), Status::Ok);
+        let html = page.into_string().await.unwrap_or_default();
+        assert_eq!(
+            html.matches(words).count(),
+            1,
+            "{language}: one bound session"
+        );
+    }
+    // A session signed in elsewhere, not bound, says nothing of it.
+    let other = app.another_instance().await;
+    let answer = other
+        .post("/auth/login")
+        .header(ContentType::JSON)
+        .body(json!({"email": EMAIL, "password": PASSWORD}).to_string())
+        .dispatch()
+        .await;
+    assert_eq!(answer.status(), Status::Ok);
+    drop(answer);
+    let flags = bound_flags(&app.client).await;
+    assert_eq!(flags.len(), 2);
+    assert_eq!(flags.iter().filter(|f| **f == json!(true)).count(), 1);
+}
