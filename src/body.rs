@@ -152,6 +152,46 @@ impl Input {
         !matches!(self.fields.get(name), None | Some(Value::Null))
     }
 
+    /// Whether the body names the field `name` at all, even as JSON `null`
+    /// (which [`Self::carries`] takes for no field).
+    pub fn names(&self, name: &str) -> bool {
+        self.fields.contains_key(name)
+    }
+
+    /// A list of names: a JSON array of strings, or a form field of names
+    /// split at commas and spaces. `None` when absent or null; anything
+    /// else, or a name with a control character, records `in`.
+    pub fn list(&self, name: &str, errors: &mut FieldErrors) -> Option<Vec<String>> {
+        let items: Vec<String> = match self.fields.get(name)? {
+            Value::Null => return None,
+            Value::Array(items) => {
+                let texts: Option<Vec<String>> =
+                    items.iter().map(|v| v.as_str().map(str::to_owned)).collect();
+                match texts {
+                    Some(texts) => texts,
+                    None => {
+                        errors.add(name, "in");
+                        return None;
+                    }
+                }
+            }
+            Value::String(text) if self.is_form => text
+                .split([',', ' '])
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            _ => {
+                errors.add(name, "in");
+                return None;
+            }
+        };
+        if items.iter().any(|item| item.chars().any(char::is_control)) {
+            errors.add(name, "in");
+            return None;
+        }
+        Some(items)
+    }
+
     /// A text field: `None` when absent, null or empty. A JSON value that is
     /// not a string records `string`; NUL or another control character
     /// records `invalid` (no such text reaches the database).

@@ -14,8 +14,10 @@ use url::Url;
 
 mod oidc;
 mod ops;
+mod tokens;
 pub use oidc::OidcSettings;
 pub use ops::{LogFormat, LogSettings, OpsSettings};
+pub use tokens::TokensSettings;
 
 /// `base_url` when none is configured, in the debug profile.
 pub const DEBUG_BASE_URL: &str = "http://localhost:8000";
@@ -44,6 +46,8 @@ pub struct Settings {
     pub odata: ODataSettings,
     /// `[ops]` settings.
     pub ops: OpsSettings,
+    /// `[tokens]` settings.
+    pub tokens: TokensSettings,
     /// Whether Rocket runs its debug profile (demo account, relaxed secrets).
     pub debug_profile: bool,
 }
@@ -429,6 +433,7 @@ impl Settings {
         let mail: MailSettings = extract_or(figment, "mail", MailSettings::default())?;
         let odata: ODataSettings = extract_or(figment, "odata", ODataSettings::default())?;
         let ops: OpsSettings = extract_or(figment, "ops", OpsSettings::default())?;
+        let tokens: TokensSettings = extract_or(figment, "tokens", TokensSettings::default())?;
         let settings = Self {
             base_url,
             public_dir,
@@ -439,6 +444,7 @@ impl Settings {
             mail,
             odata,
             ops,
+            tokens,
             debug_profile,
         };
         settings.validate()?;

@@ -17,7 +17,7 @@
 //!     let id = caller.user_id.unwrap_or(0);
 //!     parse_filter(&format!("owner_id eq {id}")).unwrap()
 //! });
-//! assert_eq!(own_rows.filter(&Caller { user_id: Some(7) }).to_string(), "owner_id eq 7");
+//! assert_eq!(own_rows.filter(&Caller::user(7)).to_string(), "owner_id eq 7");
 //! # let _ = Literal::Null;
 //! ```
 

@@ -32,6 +32,7 @@ mod sessions;
 mod sign_in;
 mod submission;
 mod sudo;
+mod tokens;
 mod two_factor;
 
 use rocket::{routes, Route};
@@ -74,6 +75,9 @@ pub fn all() -> Vec<Route> {
         sessions::list,
         sessions::end,
         sessions::end_others,
+        tokens::list,
+        tokens::create,
+        tokens::revoke,
         two_factor::enable,
         two_factor::confirm,
         two_factor::recovery_codes,

@@ -19,6 +19,7 @@ use crate::i18n::Language;
 use crate::reply::Reply;
 use crate::screens::Screen;
 use crate::db::Tx;
+use crate::auth::tokens;
 use crate::session::{credential_change, Ending};
 use crate::state::GatehouseState;
 use crate::security::SameOrigin;
@@ -141,6 +142,9 @@ async fn reset(
             return Err(AuthError::ResetFailed);
         }
         users::reset_password_in(tx, user.id, &hash).await?;
+        if gh.settings.tokens.revoke_on_password_reset {
+            tokens::delete_for_user_in(tx, user.id).await?;
+        }
         Ok(())
     };
     credential_change(&gh.db, user.id, Ending::All, new_password).await?;

@@ -50,6 +50,7 @@ mod reset;
 mod reset_durability;
 mod reset_mail;
 mod screens;
+mod scripts_tokens;
 mod second_step;
 mod security_events;
 mod sessions;

@@ -32,10 +32,19 @@ impl<'m> Scopes<'m> {
                 Some((set.name.clone(), checked))
             })
             .collect();
+        // Paths are judged by what the owner may read: the sets' own
+        // scopes cross into sets a token was not given (the reference
+        // host's `Users` are confined through `Organisations`); what a
+        // token reads — the set it names, its navigations, `$expand` — is
+        // its sets only.
+        let owner = Caller {
+            sets: None,
+            ..caller.clone()
+        };
         let denied = model
             .sets
             .iter()
-            .filter(|s| !s.readable_by(caller))
+            .filter(|s| !s.readable_by(&owner))
             .map(|s| s.name.clone())
             .collect();
         Scopes { checked, denied }

@@ -13,7 +13,7 @@
 //!         None => gatehouse::odata::Expr::Literal(gatehouse::odata::Literal::Boolean(false)),
 //!     }
 //! }));
-//! let expr = pets.scope.as_ref().unwrap().filter(&Caller { user_id: Some(7) });
+//! let expr = pets.scope.as_ref().unwrap().filter(&Caller::user(7));
 //! assert_eq!(expr.to_string(), "owner_id eq 7");
 //! ```
 
@@ -24,10 +24,38 @@ use crate::odata::query::syntax::Expr;
 
 /// Who is asking: the signed-in user (by session or bearer token), or a guest
 /// reading a public set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Caller {
     /// `users.id` of the caller; `None` for a guest.
     pub user_id: Option<i64>,
+    /// The sets a bearer token was given, when it was given only some: it
+    /// reads no other, public or not. `None` for every set the user may
+    /// read (a session, a token given them all).
+    pub sets: Option<Arc<[String]>>,
+}
+
+impl Caller {
+    /// The signed-in user `user_id`, reading every set they may.
+    ///
+    /// ```
+    /// use gatehouse::odata::Caller;
+    /// assert!(Caller::user(7).may_name("Pets"));
+    /// ```
+    pub fn user(user_id: i64) -> Self {
+        Self {
+            user_id: Some(user_id),
+            sets: None,
+        }
+    }
+
+    /// Whether the caller may read the set called `set` as far as a
+    /// token's sets go (whether the set itself lets them is
+    /// `EntitySet::readable_by`'s).
+    pub fn may_name(&self, set: &str) -> bool {
+        self.sets
+            .as_ref()
+            .is_none_or(|sets| sets.iter().any(|named| named == set))
+    }
 }
 
 type ScopeFn = dyn Fn(&Caller) -> Expr + Send + Sync;
@@ -111,7 +139,7 @@ mod tests {
     #[test]
     fn paths_and_lambdas_into_a_scoped_set_see_only_its_scope() {
         let m = scoped_model(own_id);
-        let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
+        let scopes = Scopes::for_caller(&m, &Caller::user(7));
         let path = sql(&m, "$filter=organisation/name eq 'Acme'", &scopes);
         assert!(
             path.contains(r#"WHERE "t1"."id" = "t0"."org_id" AND ("t1"."id" = $"#),
@@ -134,7 +162,7 @@ mod tests {
     #[test]
     fn a_scope_is_joined_to_the_rows_of_its_own_set() {
         let m = scoped_model(own_id);
-        let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
+        let scopes = Scopes::for_caller(&m, &Caller::user(7));
         let orgs = try_sql(&m, "Organisations", "$filter=name eq 'A'", &scopes).expect("fits");
         assert!(
             orgs.contains(r#"WHERE (("t0"."id" = $1) AND ("t0"."name" = $2))"#),
@@ -148,7 +176,7 @@ mod tests {
     fn a_scopes_own_lambda_reads_the_rows_it_confines() {
         // An organisation is visible to its members.
         let m = scoped_model(|c| format!("users/any(m: m/id eq {})", c.user_id.unwrap_or(0)));
-        let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
+        let scopes = Scopes::for_caller(&m, &Caller::user(7));
         // Inside a client's lambda too, `m` is the scope's member row, and
         // the scope's paths start at the organisation it confines.
         let text = sql(
@@ -170,7 +198,7 @@ mod tests {
     #[test]
     fn a_scope_that_does_not_fit_fails_only_the_statements_that_reach_its_set() {
         let m = scoped_model(|_| "nmae eq 'x'".into());
-        let scopes = Scopes::for_caller(&m, &Caller { user_id: Some(7) });
+        let scopes = Scopes::for_caller(&m, &Caller::user(7));
         try_sql(&m, "Users", "$filter=name eq 'x'", &scopes).expect("fits");
         for (set, query) in [
             ("Users", "$filter=organisation/name eq 'x'"),

@@ -18,7 +18,7 @@ pub(crate) const TABLE: &str = "gatehouse_security_events";
 /// use gatehouse::Gatehouse;
 ///
 /// let set = security_events();
-/// let own = set.scope.as_ref().expect("a scope").filter(&Caller { user_id: Some(7) });
+/// let own = set.scope.as_ref().expect("a scope").filter(&Caller::user(7));
 /// assert_eq!(own.to_string(), "user_id eq 7");
 /// let gatehouse = Gatehouse::new().odata_set(set);
 /// ```

@@ -300,11 +300,12 @@ impl Eq for Derived {}
 
 impl EntitySet {
     /// The one access rule of every set: a public set is read by anyone,
-    /// any other by a signed-in caller only. Every read (a set, its
-    /// navigations, `$expand`, `$filter` paths, the service document and
-    /// `$metadata`) asks this.
+    /// any other by a signed-in caller only, and a bearer token given some
+    /// sets reads those only. Every read (a set, its navigations,
+    /// `$expand`, `$filter` paths, the service document and `$metadata`)
+    /// asks this.
     pub fn readable_by(&self, caller: &Caller) -> bool {
-        self.public || caller.user_id.is_some()
+        (self.public || caller.user_id.is_some()) && caller.may_name(&self.name)
     }
 
     /// An empty, non-public set named `name` over `table`, keyed by the

@@ -6,6 +6,8 @@
 
 use rocket::http::Status;
 
+use crate::odata::model::scope::Caller;
+
 use crate::odata::query::path::PathError;
 use crate::odata::{ParseError, QueryError};
 
@@ -62,6 +64,20 @@ impl ODataError {
             "unauthorized",
             "sign in or send a valid bearer token",
         )
+    }
+
+    /// What a caller who may not read a set gets: 401 for a guest (sign in
+    /// or send a token), 403 for a signed-in caller — a token given other
+    /// sets.
+    pub fn not_readable(caller: &Caller) -> ODataError {
+        match caller.user_id {
+            None => ODataError::unauthorized(),
+            Some(_) => ODataError::new(
+                Status::Forbidden,
+                "forbidden",
+                "this token was not given this set",
+            ),
+        }
     }
 
     /// 403: the session must choose a new password first (its password is

@@ -243,7 +243,7 @@ fn admit(
     let mut internal = Vec::new();
     for e in expansions {
         if !e.target().readable_by(&ctx.caller) {
-            return Err(ODataError::unauthorized());
+            return Err(ODataError::not_readable(&ctx.caller));
         }
         if let NavigationKind::ToOne { column } = &e.nav().kind {
             internal.push(column.clone());

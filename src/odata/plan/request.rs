@@ -54,7 +54,7 @@ fn target<'m>(
         .target_of(nav)
         .ok_or_else(|| ODataError::not_found(format!("'{name}' leads nowhere")))?;
     if !target.readable_by(&ctx.caller) {
-        return Err(ODataError::unauthorized());
+        return Err(ODataError::not_readable(&ctx.caller));
     }
     if path.count && !nav.is_collection() {
         return Err(ODataError::not_found(format!(

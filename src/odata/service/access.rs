@@ -21,8 +21,9 @@ pub async fn caller(req: &Request<'_>, db: &Db) -> Result<Caller, ODataError> {
             return Err(ODataError::unauthorized());
         }
         return match tokens::user_of(db, token.trim()).await? {
-            Some(user_id) => Ok(Caller {
-                user_id: Some(user_id),
+            Some(grant) => Ok(Caller {
+                user_id: Some(grant.user_id),
+                sets: grant.sets.map(Into::into),
             }),
             None => Err(ODataError::unauthorized()),
         };
@@ -42,5 +43,6 @@ pub async fn caller(req: &Request<'_>, db: &Db) -> Result<Caller, ODataError> {
     }
     Ok(Caller {
         user_id: session.user_id(),
+        sets: None,
     })
 }

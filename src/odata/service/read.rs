@@ -71,16 +71,11 @@ async fn aggregated(
     numbers: Numbers,
 ) -> Result<Reply, ODataError> {
     let scopes = Scopes::for_caller(&service.model, &caller);
-    let over = service.ctx(set, caller, page, scopes, numbers);
+    let over = service.ctx(set, caller.clone(), page, scopes, numbers);
     let (model, query) = plan::derived(&over.request, set, path, query)?;
     let derived = &model.sets[0];
-    let ctx = service.ctx(
-        set,
-        caller,
-        page,
-        Scopes::for_caller(&model, &caller),
-        numbers,
-    );
+    let scopes = Scopes::for_caller(&model, &caller);
+    let ctx = service.ctx(set, caller, page, scopes, numbers);
     let mut checked = None;
     let plan = plan::plan(&ctx.request, derived, path, &query, &mut checked)?;
     run_plan(&ctx, plan).await
@@ -113,12 +108,12 @@ pub(super) async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<
     };
     match addressed {
         Resource::ServiceDocument => {
-            readable(service.model.sets.iter().any(visible))?;
+            readable(service.model.sets.iter().any(visible), &caller)?;
             let doc = service_document(&service.model, &service.origin, visible);
             Ok(Reply::json(doc.to_string().into_bytes()))
         }
         Resource::Metadata => {
-            readable(service.model.sets.iter().any(visible))?;
+            readable(service.model.sets.iter().any(visible), &caller)?;
             let mut reply = Reply::json(metadata_xml(&service.model, visible).into_bytes());
             reply.content_type = ContentType::XML;
             Ok(reply)
@@ -144,11 +139,11 @@ pub(super) async fn answer(segments: &[&str], incoming: Incoming<'_>) -> Result<
     }
 }
 
-fn readable(any: bool) -> Result<(), ODataError> {
+fn readable(any: bool, caller: &Caller) -> Result<(), ODataError> {
     if any {
         Ok(())
     } else {
-        Err(ODataError::unauthorized())
+        Err(ODataError::not_readable(caller))
     }
 }
 
@@ -163,7 +158,7 @@ fn readable_set<'s>(
         .model
         .find(name)
         .ok_or_else(|| ODataError::not_found(format!("there is no entity set '{name}'")))?;
-    readable(set.readable_by(caller))?;
+    readable(set.readable_by(caller), caller)?;
     Ok(set)
 }
 
