@@ -37,3 +37,5 @@ mail-passkey-removed-body = der Passkey „{ $passkey }“ wurde soeben von Ihre
 mail-new-device-unknown-browser = ein unbekannter Browser
 mail-remember-theft-subject = Eine Kopie Ihres Anmelde-Cookies bei { $app } wurde benutzt
 mail-remember-theft-body = Ein Cookie „Angemeldet bleiben“ Ihres Kontos wurde vorgelegt, nachdem es bereits ersetzt worden war: Jemand hat es möglicherweise aus einem Ihrer Browser kopiert. Alle Browser, in denen Sie angemeldet blieben, wurden abgemeldet, und das Cookie gilt nicht mehr. Melden Sie sich dort, wo Sie es brauchen, neu an; wenn Sie damit nicht gerechnet haben, ändern Sie Ihr Passwort und prüfen Sie Ihre Geräte auf Schadsoftware.
+mail-token-created-subject = Für Ihr Konto wurde ein Zugangstoken für Skripte erstellt
+mail-token-created-body = Das persönliche Zugangstoken „{ $token }“ wurde soeben für Ihr Konto erstellt: Ein Skript, das es besitzt, liest Ihre Daten. Wenn Sie es nicht erstellt haben, widerrufen Sie es in Ihrem Konto und ändern Sie Ihr Passwort.

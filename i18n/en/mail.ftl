@@ -37,3 +37,5 @@ mail-passkey-removed-body = The passkey “{ $passkey }” was just removed from
 mail-new-device-unknown-browser = an unknown browser
 mail-remember-theft-subject = A copy of your { $app } sign-in cookie was used
 mail-remember-theft-body = A "keep me signed in" cookie of your account was presented after it had already been replaced: someone may have copied it out of one of your browsers. Every browser that kept you signed in has been signed out, and the cookie no longer works. Sign in again where you need to; if you did not expect this, change your password and check your devices for malware.
+mail-token-created-subject = A token for scripts was made for your account
+mail-token-created-body = The personal access token “{ $token }” was just made for your account: a script that holds it reads your data. If you did not make it, revoke it on your account screen and change your password.

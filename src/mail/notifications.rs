@@ -98,6 +98,11 @@ pub enum Notice {
         /// Its name.
         name: String,
     },
+    /// A personal access token was made from the account.
+    TokenCreated {
+        /// The label its owner gave it.
+        name: String,
+    },
 }
 
 impl Notice {
@@ -111,6 +116,7 @@ impl Notice {
             Self::RecoveryCodesRenewed => "mail-recovery-renewed",
             Self::PasskeyAdded { .. } => "mail-passkey-added",
             Self::PasskeyRemoved { .. } => "mail-passkey-removed",
+            Self::TokenCreated { .. } => "mail-token-created",
         }
     }
 }
@@ -282,15 +288,17 @@ impl Composer {
         let prefix = notice.prefix();
         let subject = format!("{prefix}-subject");
         let body = format!("{prefix}-body");
-        let passkey = match notice {
-            Notice::PasskeyAdded { name } | Notice::PasskeyRemoved { name } => name.as_str(),
-            _ => "",
+        let (passkey, token) = match notice {
+            Notice::PasskeyAdded { name } | Notice::PasskeyRemoved { name } => (name.as_str(), ""),
+            Notice::TokenCreated { name } => ("", name.as_str()),
+            _ => ("", ""),
         };
         let args = [
             ("name", name),
             ("link", account_link),
             ("app", self.app_name.as_str()),
             ("passkey", passkey),
+            ("token", token),
         ];
         let details = match notice {
             Notice::NewDevice { time, ip, browser } => [

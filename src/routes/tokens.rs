@@ -1,14 +1,16 @@
 //! Access for scripts: the caller's personal access tokens.
 //! `GET /auth/tokens`, `POST /auth/tokens` (sudo mode) and
 //! `POST /auth/tokens/<id>/revoke`. A token is answered once, when it is
-//! made; the listing shows its first characters only. A token reads no
-//! more than its owner may, and only the sets it was given.
+//! made (and its owner is mailed); the listing shows its first characters
+//! only. A token reads no more than its owner may, and only the sets it
+//! was given.
 
 use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde_json::{json, Value};
 
+use super::notify::{notify, recipient};
 use super::posting::AccountRequest;
 use super::sudo::Confirmed;
 use crate::auth::tokens::{self, NewToken, StoredToken};
@@ -17,6 +19,7 @@ use crate::clock::{rfc3339, unix_now};
 use crate::domain::SecretToken;
 use crate::error::{AuthError, FieldErrors};
 use crate::events::AuthEvent;
+use crate::mail::Notice;
 use crate::odata::{Caller, Service};
 use crate::session::AuthUser;
 use crate::state::GatehouseState;
@@ -124,6 +127,10 @@ pub async fn create(
         name: new.name.clone(),
     };
     gh.events.emit(event, &caller.from).await;
+    let notice = Notice::TokenCreated {
+        name: new.name.clone(),
+    };
+    notify(gh, recipient(&caller.who), caller.language, &notice);
     Ok((
         Status::Created,
         Json(json!({

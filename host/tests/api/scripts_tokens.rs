@@ -249,3 +249,20 @@ async fn a_reset_password_ends_the_accounts_tokens_unless_configured_otherwise()
         );
     }
 }
+
+#[rocket::async_test]
+async fn the_owner_is_mailed_when_a_token_is_made() {
+    let (app, mailbox) = spawn_mail_app_with(|f| f).await;
+    ada(&app).await;
+    let (status, _) = post(
+        &app.client,
+        "/auth/tokens",
+        json!({"name": "Nightly export"}),
+    )
+    .await;
+    assert_eq!(status, Status::Created);
+    let mail = mailbox
+        .wait_for_mail(EMAIL, "A token for scripts was made for your account")
+        .await;
+    assert!(mail.text.contains("“Nightly export”"), "{}", mail.text);
+}
