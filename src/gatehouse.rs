@@ -220,6 +220,7 @@ impl Gatehouse {
             oidc,
             metrics,
         };
+        let odata = odata.reporting_to(&state.events);
         Ok((state, odata))
     }
 

@@ -242,18 +242,22 @@ pub struct Grant {
     pub token_id: i64,
     /// The sets it was given, when only some.
     pub sets: Option<Vec<String>>,
+    /// This use came from another client address than the token's last
+    /// (or is its first).
+    pub new_ip: bool,
 }
 
 /// The user a bearer token acts for, unless the token is unknown, expired,
 /// owned by another model than the user model (a Sanctum token of another
 /// `tokenable_type` in a shared database), or without an ability to read.
 /// Records its use in `last_used_at`, at most once a minute so a busy client
-/// does not turn every read into a write.
-pub async fn user_of(db: &Db, presented: &str) -> Result<Option<Grant>, DbError> {
+/// does not turn every read into a write, and at once when it comes from
+/// another client address than its last (`ip`; [`Grant::new_ip`]).
+pub async fn user_of(db: &Db, presented: &str, ip: &str) -> Result<Option<Grant>, DbError> {
     let digest = sha256_hex(presented);
     let dialect = db.dialect();
     let sql = format!(
-        "SELECT id, tokenable_id, abilities, {} AS used, {} AS expires \
+        "SELECT id, tokenable_id, abilities, last_used_ip, {} AS used, {} AS expires \
          FROM personal_access_tokens WHERE token = $1 AND tokenable_type = $2",
         dialect.epoch_of("last_used_at"),
         dialect.epoch_of("expires_at"),
@@ -279,18 +283,20 @@ pub async fn user_of(db: &Db, presented: &str) -> Result<Option<Grant>, DbError>
     let id: i64 = row.try_get("id")?;
     let user_id: i64 = row.try_get("tokenable_id")?;
     let used: Option<i64> = row.try_get("used")?;
-    if used.is_none_or(|at| now - at >= USE_RECORD_INTERVAL_SECONDS) {
+    let new_ip = row.text("last_used_ip")?.as_deref() != Some(ip);
+    if new_ip || used.is_none_or(|at| now - at >= USE_RECORD_INTERVAL_SECONDS) {
         let sql = format!(
-            "UPDATE personal_access_tokens SET last_used_at = {} WHERE id = $1",
+            "UPDATE personal_access_tokens SET last_used_at = {}, last_used_ip = $1 WHERE id = $2",
             dialect.now_utc()
         );
-        db.execute(sqlx::query(&dialect.placeholders(&sql)).bind(id))
+        db.execute(sqlx::query(&dialect.placeholders(&sql)).bind(ip.to_owned()).bind(id))
             .await?;
     }
     Ok(Some(Grant {
         user_id,
         token_id: id,
         sets,
+        new_ip,
     }))
 }
 

@@ -202,6 +202,14 @@ pub enum AuthEvent {
         /// The token's label.
         name: String,
     },
+    /// A personal access token was used from another client address than
+    /// its last (or for the first time).
+    TokenUsed {
+        /// `users.id` of the account the token acts for.
+        user_id: i64,
+        /// `personal_access_tokens.id`.
+        token_id: i64,
+    },
     /// A personal access token was revoked.
     TokenRevoked {
         /// `users.id` of the account the token acted for.
@@ -244,6 +252,7 @@ impl AuthEvent {
             Self::DbscProofRefused { .. } => "DbscProofRefused",
             Self::TokenCreated { .. } => "TokenCreated",
             Self::TokenRevoked { .. } => "TokenRevoked",
+            Self::TokenUsed { .. } => "TokenUsed",
         }
     }
 
@@ -252,7 +261,7 @@ impl AuthEvent {
     /// `logout`, `password_reset`, `password_changed`,
     /// `two_factor_enabled`, `two_factor_disabled`, `two_factor_failed`,
     /// `recovery_code_used`, `session_ended`, `remember_theft`,
-    /// `session_bound`, `dbsc_proof_refused`, `token_created`,
+    /// `session_bound`, `dbsc_proof_refused`, `token_created`, `token_used`,
     /// `token_revoked`, `passkey_added`, `passkey_removed`,
     /// `passkey_refused`, `breached_password`, `oidc_linked`,
     /// `oidc_unlinked`.
@@ -287,6 +296,7 @@ impl AuthEvent {
             Self::DbscProofRefused { .. } => "dbsc_proof_refused",
             Self::TokenCreated { .. } => "token_created",
             Self::TokenRevoked { .. } => "token_revoked",
+            Self::TokenUsed { .. } => "token_used",
         }
     }
 
@@ -311,7 +321,9 @@ impl AuthEvent {
             | Self::OidcLinked { .. }
             | Self::OidcUnlinked { .. } => "oidc",
             Self::RememberTheft { .. } => "remember",
-            Self::TokenCreated { .. } | Self::TokenRevoked { .. } => "token",
+            Self::TokenCreated { .. } | Self::TokenRevoked { .. } | Self::TokenUsed { .. } => {
+                "token"
+            }
             Self::SessionBound { .. } | Self::DbscProofRefused { .. } => "dbsc",
             _ => "password",
         }
@@ -345,7 +357,8 @@ impl AuthEvent {
             | Self::RememberTheft { user_id }
             | Self::SessionBound { user_id }
             | Self::TokenCreated { user_id, .. }
-            | Self::TokenRevoked { user_id, .. } => Some(*user_id),
+            | Self::TokenRevoked { user_id, .. }
+            | Self::TokenUsed { user_id, .. } => Some(*user_id),
         }
     }
 
@@ -379,7 +392,9 @@ impl AuthEvent {
                 let name: String = name.chars().take(MAX_DETAIL_NAME_CHARS).collect();
                 Some(format!("token {token_id} \"{name}\""))
             }
-            Self::TokenRevoked { token_id, .. } => Some(format!("token {token_id}")),
+            Self::TokenRevoked { token_id, .. } | Self::TokenUsed { token_id, .. } => {
+                Some(format!("token {token_id}"))
+            }
             _ => None,
         }
     }
@@ -469,6 +484,9 @@ impl AuthEvent {
             Self::SessionBound { user_id } => {
                 tracing::info!(event = name, user_id, "session bound to a device key")
             }
+            Self::TokenUsed { user_id, token_id } => {
+                tracing::info!(event = name, user_id, token_id, "API token used from a new address")
+            }
             Self::DbscProofRefused { user_id } => {
                 tracing::warn!(event = name, user_id, "device-bound session's proof refused")
             }
@@ -490,6 +508,15 @@ pub struct Events {
     listeners: Vec<Arc<dyn AuthEventListener>>,
     store: Option<Db>,
     metrics: crate::metrics::Metrics,
+}
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Events")
+            .field("listeners", &self.listeners.len())
+            .field("stored", &self.store.is_some())
+            .finish()
+    }
 }
 
 impl Events {

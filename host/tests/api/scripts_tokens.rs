@@ -266,3 +266,39 @@ async fn the_owner_is_mailed_when_a_token_is_made() {
         .await;
     assert!(mail.text.contains("“Nightly export”"), "{}", mail.text);
 }
+
+#[rocket::async_test]
+async fn a_tokens_use_from_a_new_address_is_an_event() {
+    let app = spawn_app().await;
+    let user_id = ada(&app).await;
+    let (_, made) = post(&app.client, "/auth/tokens", json!({"name": "CI"})).await;
+    let token = made["token"].as_str().unwrap().to_owned();
+    let from = |address: &'static str| {
+        let bearer = format!("Bearer {token}");
+        app.client
+            .get(odata_uri("Users", &[]))
+            .header(rocket::http::Header::new("Authorization", bearer))
+            .remote(address.parse().unwrap())
+    };
+    assert_eq!(
+        from("192.0.2.10:4000").dispatch().await.status(),
+        Status::Ok
+    );
+    assert_eq!(
+        from("192.0.2.10:4001").dispatch().await.status(),
+        Status::Ok
+    );
+    assert_eq!(
+        events(&app, user_id, "token_used").await.len(),
+        1,
+        "one address"
+    );
+    assert_eq!(
+        from("198.51.100.7:5000").dispatch().await.status(),
+        Status::Ok
+    );
+    let used = events(&app, user_id, "token_used").await;
+    assert_eq!(used.len(), 2, "a new address");
+    let id = made["id"].as_i64().unwrap();
+    assert_eq!(used[1].as_deref(), Some(format!("token {id}").as_str()));
+}

@@ -54,7 +54,7 @@ impl<'r> FromRequest<'r> for Incoming<'r> {
             query: req.uri().query().map_or("", |q| q.as_str()),
             prefer: (!prefer.is_empty()).then(|| prefer.join(",")),
             numbers: numbers_of(media_types),
-            caller: access::caller(req, &service.db).await,
+            caller: access::caller(req, service).await,
         })
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::config::{ConfigError, ODataSettings, PaginationSettings};
 use crate::db::{Db, Readers};
+use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::odata::check::paging::Page;
 use crate::odata::check::scopes::Scopes;
@@ -34,6 +35,8 @@ pub struct Service {
     primary: Readers,
     /// Where its reads are counted.
     pub(crate) metrics: Metrics,
+    /// Where a token's use from a new address is reported.
+    pub(crate) events: Events,
 }
 
 impl Service {
@@ -59,12 +62,19 @@ impl Service {
             readers,
             db,
             metrics: Metrics::off(),
+            events: Events::default(),
         })
     }
 
     /// This service, its reads counted in `metrics`.
     pub(crate) fn counted_in(mut self, metrics: &Metrics) -> Service {
         self.metrics = metrics.clone();
+        self
+    }
+
+    /// This service, a token's use from a new address reported to `events`.
+    pub(crate) fn reporting_to(mut self, events: &Events) -> Service {
+        self.events = events.clone();
         self
     }
 
