@@ -235,13 +235,20 @@ async fn security_events_show_callers_their_own_events_only() {
         Status::Ok
     );
 
-    // Ada by her session cookie, then by a token: her one sign-in.
+    // Ada by her session cookie, then by a token: her one sign-in (and,
+    // by the token, its first use).
     let ada_token = bearer_for(&app, ada).await;
     for authorization in [None, Some(ada_token.as_str())] {
         let page = security_events(&app, "SecurityEvents", authorization).await;
         let value = page.value();
-        assert_eq!(value.len(), 1, "{}", page.body);
-        let row = &value[0];
+        let used = value.iter().filter(|r| r["event"] == "token_used").count();
+        assert_eq!(used, usize::from(authorization.is_some()), "{}", page.body);
+        let logins: Vec<&Value> = value
+            .iter()
+            .filter(|r| r["event"] != "token_used")
+            .collect();
+        assert_eq!(logins.len(), 1, "{}", page.body);
+        let row = logins[0];
         assert_eq!(row["event"], "login");
         assert_eq!(row["user_id"], json!(ada));
         assert_eq!(row["ip_address"], ip(LAPTOP));
@@ -261,16 +268,19 @@ async fn security_events_show_callers_their_own_events_only() {
         .await
         .value();
     let bob_events: Vec<&str> = bobs.iter().map(|e| e["event"].as_str().unwrap()).collect();
-    assert_eq!(bob_events, ["failed", "login", "logout"]);
+    assert_eq!(bob_events, ["failed", "login", "logout", "token_used"]);
     // Grouped, each sees the counts of their own events only: the scope
     // restricts the rows before they are grouped.
     let grouped = "SecurityEvents?$apply=groupby((event),aggregate($count as N))";
     for (authorization, expected) in [
-        (ada_token.as_str(), json!([{"event": "login", "N": 1}])),
+        (
+            ada_token.as_str(),
+            json!([{"event": "login", "N": 1}, {"event": "token_used", "N": 1}]),
+        ),
         (
             bob_token.as_str(),
             json!([{"event": "failed", "N": 1}, {"event": "login", "N": 1},
-                   {"event": "logout", "N": 1}]),
+                   {"event": "logout", "N": 1}, {"event": "token_used", "N": 1}]),
         ),
     ] {
         let answer = app

@@ -214,9 +214,23 @@ async fn token_revoke_ends_the_tokens_access_and_records_it() {
                 ada,
                 &format!("token {kept_id} \"server\", command line")
             ),
+            // A script's first use of a token is a use from a new address.
+            first_use(ada, &id),
             by_command("token_revoked", ada, &format!("token {id}, command line")),
+            first_use(ada, &kept_id),
         ]
     );
+}
+
+/// The `token_used` event of a token's first use by the local client.
+fn first_use(user_id: i64, token_id: &str) -> Stored {
+    (
+        "token_used".to_owned(),
+        Some(user_id),
+        Some("0.0.0.0".to_owned()),
+        None,
+        Some(format!("token {token_id}")),
+    )
 }
 
 #[tokio::test]
