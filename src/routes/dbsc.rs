@@ -17,13 +17,12 @@ use serde_json::{json, Value};
 use crate::auth::once;
 use crate::clock::unix_now;
 use crate::db::DbError;
-use crate::domain::sha256_hex;
 use crate::error::AuthError;
 use crate::events::{AuthEvent, Origin};
-use crate::security::{ClientIp, SameOrigin};
 use crate::domain::challenge::{Purpose, CHALLENGE_SECONDS};
+use crate::security::{ClientIp, SameOrigin};
 use crate::session::bound::{self, cookie, headers, proof, Binding};
-use crate::session::{remembered_binding, session_cookie_name, store, Session};
+use crate::session::{remembered_binding, Session};
 use crate::state::GatehouseState;
 
 /// The scope under which a used challenge is claimed.
@@ -220,19 +219,17 @@ enum Source {
     Remembered,
 }
 
-/// The binding of the DBSC session `id` that this browser's cookies name.
+/// The binding of the DBSC session `id` that this browser's cookies name:
+/// the session its session cookie names (as loaded with the request), else
+/// the remember-me record its remember cookie names.
 async fn source(
     gh: &GatehouseState,
+    session: &Session,
     jar: &CookieJar<'_>,
     id: &str,
 ) -> Result<Option<(Source, Binding)>, AuthError> {
-    if let Some(cookie) = jar.get(&session_cookie_name(&gh.settings)) {
-        if let Some(found) = store::find(&gh.db, &sha256_hex(cookie.value())).await? {
-            if let Some(binding) = found.binding.filter(|b| b.id == id) {
-                let user_id = found.user_id;
-                return Ok(Some((Source::Session { user_id }, binding)));
-            }
-        }
+    if let Some((binding, user_id)) = session.named_binding().filter(|(b, _)| b.id == id) {
+        return Ok(Some((Source::Session { user_id }, binding)));
     }
     let remembered = remembered_binding(jar, gh).await?.filter(|b| b.id == id);
     Ok(remembered.map(|binding| (Source::Remembered, binding)))
@@ -263,7 +260,7 @@ pub async fn refresh(
             "required",
         )));
     };
-    let Some((source, binding)) = source(gh, jar, &id).await? else {
+    let Some((source, binding)) = source(gh, &session, jar, &id).await? else {
         return Ok(Answer::End);
     };
     let user_id = match source {

@@ -52,15 +52,18 @@ pub(super) async fn load(req: &Request<'_>, gh: &Shared) -> Result<Session, DbEr
             if !(idle_ok && absolute_ok) {
                 // Expired: the row goes, the client gets a new id if anything is stored.
                 store::delete(&gh.db, &sha256_hex(&id)).await?;
-            } else if let Some(bound) = proven(req, gh, found.binding, now) {
-                state.touch = now - found.last_activity >= touch_after(idle_seconds);
-                state.id = Some(id);
-                state.user_id = found.user_id;
-                state.payload = payload;
-                state.bound = bound;
+            } else {
+                state.named = found.binding.clone().map(|b| (b, found.user_id));
+                // A bound session without a live bound cookie is a guest's
+                // request, and its row stays as it is.
+                if let Some(bound) = proven(req, gh, found.binding, now) {
+                    state.touch = now - found.last_activity >= touch_after(idle_seconds);
+                    state.id = Some(id);
+                    state.user_id = found.user_id;
+                    state.payload = payload;
+                    state.bound = bound;
+                }
             }
-            // Otherwise a bound session without a live bound cookie: the
-            // request is a guest's and the row stays as it is.
         }
     }
     let handle = Session(Arc::new(Mutex::new(state)));

@@ -37,11 +37,11 @@ use rocket::{Ignite, Response, Rocket, Sentinel};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::domain::challenge::Purpose;
 use bound::{headers, Binding, Bound};
 
 use crate::clock::unix_now;
 use crate::db::DbError;
+use crate::domain::challenge::Purpose;
 use crate::domain::{sha256_hex, SecretToken};
 use crate::shared::Shared;
 
@@ -50,7 +50,6 @@ pub const INTENDED_KEY: &str = "url.intended";
 const FLASH_KEY: &str = "flash";
 /// Activity is written back at most this often (seconds) when nothing changed.
 pub(super) const TOUCH_INTERVAL: i64 = 60;
-
 
 /// The JSON kept in `sessions.payload`.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -85,6 +84,9 @@ struct State {
     /// The binding a session signed in by this request keeps: a bound
     /// remember-me record's, or the signed-in session's it replaces.
     carried: Option<Binding>,
+    /// The binding of the live row the session cookie named, with its
+    /// user, whether or not a live bound cookie came with it.
+    named: Option<(Binding, Option<i64>)>,
 }
 
 /// What a recall by a remember-me cookie found that the account's owner
@@ -226,6 +228,13 @@ impl Session {
     /// live bound cookie for it.
     pub(crate) fn bound(&self) -> Option<Bound> {
         self.lock().bound.clone()
+    }
+
+    /// The binding of the live session row this request's session cookie
+    /// named, and the row's user — whether or not the request carried a
+    /// live bound cookie for it (what a refresh is for).
+    pub(crate) fn named_binding(&self) -> Option<(Binding, Option<i64>)> {
+        self.lock().named.clone()
     }
 
     /// Notes that this request bound the session (or proved its binding)
