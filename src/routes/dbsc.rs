@@ -27,6 +27,8 @@ use crate::state::GatehouseState;
 
 /// The scope under which a used challenge is claimed.
 const CLAIM_SCOPE: &str = "dbsc_challenge";
+/// Why a proof over a challenge [`first_use`] refused is refused.
+const NOT_FIRST_USE: &str = "challenge not issued to this session, used or expired";
 
 /// The DBSC headers of a request: the proof and the session it is for.
 pub struct Presented {
@@ -186,18 +188,14 @@ pub async fn register(
     let Some(token) = presented.proof else {
         return refused(gh, &client, &from, Some(user_id), "no proof").await;
     };
-    let proven = match proof::registration(&token) {
-        Ok(proven) => proven,
+    let registered = match proof::registration(&token) {
+        Ok(registered) => registered,
         Err(e) => return refused(gh, &client, &from, Some(user_id), &e.to_string()).await,
     };
-    if !first_use(gh, Purpose::Register, &owner, &proven.challenge).await? {
-        let why = "challenge not issued to this session, used or expired";
-        return refused(gh, &client, &from, Some(user_id), why).await;
+    if !first_use(gh, Purpose::Register, &owner, &registered.challenge).await? {
+        return refused(gh, &client, &from, Some(user_id), NOT_FIRST_USE).await;
     }
-    let Some(key) = proven.key else {
-        return refused(gh, &client, &from, Some(user_id), "no key").await;
-    };
-    let binding = Binding::new(key);
+    let binding = Binding::new(registered.key);
     if !bound::store::bind(&gh.db, &owner, &binding).await? {
         return refused(gh, &client, &from, Some(user_id), "session gone or bound").await;
     }
@@ -272,13 +270,12 @@ pub async fn refresh(
         let value = headers::challenge(&challenge, &id).ok_or(AuthError::MalformedBody)?;
         return Ok(Answer::Challenge(value));
     };
-    let proven = match proof::refresh(&token, &binding.key.jwk) {
-        Ok(proven) => proven,
+    let challenge = match proof::refresh(&token, &binding.key.jwk) {
+        Ok(challenge) => challenge,
         Err(e) => return refused(gh, &client, &from, user_id, &e.to_string()).await,
     };
-    if !first_use(gh, Purpose::Refresh, &id, &proven.challenge).await? {
-        let why = "challenge not issued to this session, used or expired";
-        return refused(gh, &client, &from, user_id, why).await;
+    if !first_use(gh, Purpose::Refresh, &id, &challenge).await? {
+        return refused(gh, &client, &from, user_id, NOT_FIRST_USE).await;
     }
     if let Source::Remembered = source {
         if !session.recall_bound(request, gh, &id).await? {

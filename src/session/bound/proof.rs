@@ -70,42 +70,35 @@ pub struct SessionKey {
     pub thumbprint: String,
 }
 
-/// A verified proof: the challenge it answers, and at registration the key
-/// that signed it.
+/// A verified registration: the challenge it answers and the key that
+/// signed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Proven {
+pub struct Registered {
     /// The payload's `jti`.
     pub challenge: String,
-    /// The registered key (registration only).
-    pub key: Option<SessionKey>,
+    /// The key to store with the session.
+    pub key: SessionKey,
 }
 
 /// Checks a registration proof: signed by the key in its own header.
-pub fn registration(token: &str) -> Result<Proven, ProofError> {
+pub fn registration(token: &str) -> Result<Registered, ProofError> {
     let header = header(token)?;
     let jwk = header.jwk.as_ref().ok_or(ProofError::Key)?;
     let key = accepted(jwk, header.alg)?;
     let challenge = verify(token, jwk, header.alg)?;
-    Ok(Proven {
-        challenge,
-        key: Some(key),
-    })
+    Ok(Registered { challenge, key })
 }
 
 /// Checks a refresh proof against the key `stored` at registration (its
-/// JWK as [`SessionKey::jwk`] holds it).
-pub fn refresh(token: &str, stored: &str) -> Result<Proven, ProofError> {
+/// JWK as [`SessionKey::jwk`] holds it); answers the challenge it answers.
+pub fn refresh(token: &str, stored: &str) -> Result<String, ProofError> {
     let header = header(token)?;
     if header.jwk.is_some() {
         return Err(ProofError::KeyInRefresh);
     }
     let jwk: Jwk = serde_json::from_str(stored).map_err(|_| ProofError::Key)?;
     accepted(&jwk, header.alg)?;
-    let challenge = verify(token, &jwk, header.alg)?;
-    Ok(Proven {
-        challenge,
-        key: None,
-    })
+    verify(token, &jwk, header.alg)
 }
 
 /// The header, when the proof is a DBSC JWT of an accepted algorithm.

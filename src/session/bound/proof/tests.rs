@@ -35,12 +35,12 @@ fn a_registration_is_signed_by_the_key_it_carries() {
     let token = signed(&signing, Some(&jwk), PROOF_TYPE, json!({"jti": "c1"}));
     let proven = registration(&token).unwrap();
     assert_eq!(proven.challenge, "c1");
-    let stored = proven.key.unwrap();
+    let stored = proven.key;
     assert_eq!(stored.thumbprint, jwk.thumbprint(ThumbprintHash::SHA256));
     assert!(!stored.jwk.contains("\"d\""), "no private member is kept");
     // The refresh checks the stored key.
     let refreshed = signed(&signing, None, PROOF_TYPE, json!({"jti": "c2"}));
-    assert_eq!(refresh(&refreshed, &stored.jwk).unwrap().challenge, "c2");
+    assert_eq!(refresh(&refreshed, &stored.jwk).unwrap(), "c2");
     let (other, _) = key();
     let forged = signed(&other, None, PROOF_TYPE, json!({"jti": "c2"}));
     assert_eq!(refresh(&forged, &stored.jwk), Err(ProofError::Signature));
