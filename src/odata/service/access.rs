@@ -13,7 +13,6 @@ use crate::events::{AuthEvent, Origin};
 use crate::odata::model::scope::Caller;
 use crate::odata::plan::error::ODataError;
 use crate::odata::service::state::Service;
-use crate::security::ClientIp;
 use crate::session::{password_change_due, Session};
 
 /// The caller of `req`.
@@ -23,18 +22,18 @@ pub async fn caller(req: &Request<'_>, service: &Service) -> Result<Caller, ODat
         if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
             return Err(ODataError::unauthorized());
         }
-        let ip = req.guard::<ClientIp>().await.succeeded();
-        let address = ip.map(|ip| ip.to_string()).unwrap_or_default();
+        let from = req.guard::<Origin>().await.succeeded();
+        let address = from.as_ref().and_then(Origin::ip).map(|ip| ip.to_string());
+        let address = address.unwrap_or_default();
         let Some(grant) = tokens::user_of(&service.db, token.trim(), &address).await? else {
             return Err(ODataError::unauthorized());
         };
-        if let (true, Some(ip)) = (grant.new_ip, ip) {
+        if let (true, Some(from)) = (grant.new_ip, &from) {
             let event = AuthEvent::TokenUsed {
                 user_id: grant.user_id,
                 token_id: grant.token_id,
             };
-            let from = Origin::request(ip, req.headers().get_one("User-Agent"));
-            service.events.emit(event, &from).await;
+            service.events.emit(event, from).await;
         }
         return Ok(Caller {
             user_id: Some(grant.user_id),
