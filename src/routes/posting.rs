@@ -81,8 +81,7 @@ impl AccountRequest<'_> {
         if keeping == Keeping::NoneButThisBrowser {
             self.session.sign_in(user_id);
         }
-        let session_id = self.session.stored_id().unwrap_or_default();
-        reissue_remembered(self.jar, gh, user_id, &session_id).await?;
+        reissue_remembered(self.jar, gh, user_id, &self.session).await?;
         Ok(done)
     }
 }

@@ -176,8 +176,7 @@ pub async fn finish(
     if remember_me {
         // Laravel's column, for hosts that share the table.
         users::ensure_remember_token(&gh.db, user.id).await?;
-        let session_id = session.stored_id().unwrap_or_default();
-        remember(at.jar, gh, user.id, &session_id).await?;
+        remember(at.jar, gh, user.id, session).await?;
     }
     let login = match method {
         Method::Password => AuthEvent::Login {

@@ -230,6 +230,14 @@ impl Session {
         self.lock().bound.clone()
     }
 
+    /// The binding this session has: proven by the request's bound cookie,
+    /// or carried into the session this request signed in.
+    pub(crate) fn binding(&self) -> Option<Binding> {
+        let s = self.lock();
+        let proven = s.bound.as_ref().map(|b| b.binding.clone());
+        proven.or_else(|| s.carried.clone())
+    }
+
     /// The binding of the live session row this request's session cookie
     /// named, and the row's user — whether or not the request carried a
     /// live bound cookie for it (what a refresh is for).

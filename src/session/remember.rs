@@ -22,7 +22,8 @@ use rocket::time::Duration;
 use subtle::ConstantTimeEq;
 
 use super::remember_store::{self as store, Remembered, Rotation};
-use super::bound::{self, Binding};
+use super::bound::Binding;
+use super::Session;
 use super::store::Ending;
 use super::{device, store as sessions};
 use crate::auth::{epoch, users};
@@ -263,17 +264,18 @@ pub async fn remember(
     jar: &CookieJar<'_>,
     gh: &Shared,
     user_id: i64,
-    session_id: &str,
+    session: &Session,
 ) -> Result<(), DbError> {
+    let session_id = session.stored_id().unwrap_or_default();
     if let Some(old) = own_selector(jar, gh) {
         store::delete(&gh.db, &old).await?;
     }
     let selector = SecretToken::generate().expose()[..SELECTOR_CHARS].to_owned();
     let validator = SecretToken::generate();
     let now = unix_now();
-    let binding = bound::store::of_session(&gh.db, session_id).await?;
+    let binding = session.binding();
     let digest = validator.digest();
-    store::insert(&gh.db, &selector, &digest, user_id, session_id, now, binding.as_ref()).await?;
+    store::insert(&gh.db, &selector, &digest, user_id, &session_id, now, binding.as_ref()).await?;
     let lifetime = i64::from(gh.settings.session.remember_days) * 86_400;
     set_cookie(jar, gh, &selector, validator.expose(), lifetime);
     Ok(())
@@ -314,18 +316,18 @@ pub async fn void_sign_ins(tx: &mut Tx, user_id: i64, ending: Ending<'_>) -> Res
 }
 
 /// After [`void_sign_ins`]: a browser that had a remember cookie gets a new
-/// one (new selector and validator), for its session stored under
-/// `session_id`, so that only a copy of the old one stops working.
+/// one (new selector and validator), for its `session`, so that only a
+/// copy of the old one stops working.
 pub async fn reissue(
     jar: &CookieJar<'_>,
     gh: &Shared,
     user_id: i64,
-    session_id: &str,
+    session: &Session,
 ) -> Result<(), DbError> {
     if own_selector(jar, gh).is_none() {
         return Ok(());
     }
-    remember(jar, gh, user_id, session_id).await
+    remember(jar, gh, user_id, session).await
 }
 
 /// Runs `change` (a new password, two-factor turned on or off, new

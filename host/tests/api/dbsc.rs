@@ -588,3 +588,25 @@ async fn the_account_screen_says_which_session_is_bound_in_english_and_german() 
     assert_eq!(flags.len(), 2);
     assert_eq!(flags.iter().filter(|f| **f == json!(true)).count(), 1);
 }
+
+#[rocket::async_test]
+async fn the_remember_me_cookie_a_password_change_reissues_in_a_bound_session_is_bound_too() {
+    let app = spawn_app().await;
+    let (_, _device) = bound_session(&app, DeviceKey::es256(), true).await;
+    let before = remember_of(&app.client);
+    let (status, body) = post(
+        &app.client,
+        "/auth/password",
+        json!({"current_password": PASSWORD, "password": "a brand new passphrase",
+               "password_confirmation": "a brand new passphrase"}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok, "{body}");
+    let reissued = remember_of(&app.client);
+    assert_ne!(reissued, before, "a new remember-me cookie");
+    assert_eq!(
+        dashboard_with(&app, &[(REMEMBER, &reissued)]).await,
+        Status::Unauthorized,
+        "a copy of it alone recalls nothing"
+    );
+}

@@ -58,17 +58,3 @@ pub async fn bind_remembered(db: &Db, id_hash: &str, binding: &Binding) -> Resul
     )
     .await
 }
-
-/// The binding of the session stored under `id_hash`, if it is bound.
-pub async fn of_session(db: &Db, id_hash: &str) -> Result<Option<Binding>, DbError> {
-    let row = db
-        .fetch_optional(
-            db.query("SELECT dbsc_id, dbsc_key, dbsc_thumbprint FROM sessions WHERE id = $1")
-                .bind(id_hash.to_owned()),
-        )
-        .await?;
-    Ok(match row {
-        Some(row) => read(&row)?,
-        None => None,
-    })
-}
