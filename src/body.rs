@@ -82,7 +82,7 @@ impl<'r> FromData<'r> for Input {
 pub struct OldInput(pub serde_json::Map<String, Value>);
 
 impl OldInput {
-    const KEPT: [&'static str; 3] = ["email", "org_name", "billing_email"];
+    const KEPT: [&'static str; 4] = ["email", "org_name", "billing_email", "user_code"];
 
     fn of(input: &Input) -> Self {
         let kept = Self::KEPT

@@ -143,6 +143,10 @@ pub struct AuthSettings {
     /// The OpenID providers a user may sign in with, by name
     /// (`[auth.oidc.NAME]`).
     pub oidc: BTreeMap<String, OidcSettings>,
+    /// The clients that may ask for a device code (RFC 8628), by
+    /// `client_id`, each with the label the `/device` screen shows
+    /// (`{ cli = "Command line" }`); none by default.
+    pub device_clients: BTreeMap<String, String>,
 }
 
 impl Default for AuthSettings {
@@ -161,6 +165,7 @@ impl Default for AuthSettings {
             app_name: None,
             breached_passwords: None,
             oidc: BTreeMap::new(),
+            device_clients: BTreeMap::new(),
         }
     }
 }
@@ -516,6 +521,18 @@ impl Settings {
         }
         for (name, provider) in &self.auth.oidc {
             provider.validate(name)?;
+        }
+        for (client_id, label) in &self.auth.device_clients {
+            let id_ok = (1..=64).contains(&client_id.len())
+                && client_id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+            if !id_ok || label.trim().is_empty() || label.chars().count() > 64 {
+                return Err(ConfigError::new(
+                    "auth.device_clients",
+                    "each client_id must be 1-64 letters, digits, '.', '_' or '-', each label 1-64 characters",
+                ));
+            }
         }
         if self.mail.from.parse::<lettre::message::Mailbox>().is_err() {
             return Err(ConfigError::new(

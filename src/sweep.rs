@@ -36,6 +36,8 @@ pub struct Swept {
     pub devices: u64,
     /// Once-only values (an OpenID flow's `state`) past their lifetime.
     pub used_once: u64,
+    /// Device authorization codes expired over a lifetime ago.
+    pub device_codes: u64,
 }
 
 /// What the sweep needs, detached from the request state.
@@ -75,6 +77,7 @@ impl Sweeper {
             .await?,
             devices: device::sweep(&self.db, device::sweep_horizon(unix_now())).await?,
             used_once: once::sweep(&self.db).await?,
+            device_codes: crate::auth::device_grant::sweep(&self.db).await?,
         })
     }
 

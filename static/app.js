@@ -158,6 +158,11 @@
       case "oidc-confirm": return window.location.assign(data.redirect);
       case "confirm-identity": return reloadAccount("identity_confirmed");
       case "oidc-unlink": return reloadAccount("oidc_unlinked");
+      // A script's user code answered: the request is gone from the page.
+      case "device-approve":
+      case "device-deny":
+        document.querySelectorAll("[data-device-request]").forEach(function (box) { box.remove(); });
+        return show("success", text(data.message));
       case "forgot": form.reset(); return show("success", text("reset_link_sent"));
       case "set-password": return window.location.assign("/login?notice=reset_success");
       // Any intent's screen (`org-setup`: its older name, in hosts' templates).

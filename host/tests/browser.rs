@@ -92,6 +92,8 @@ with_and_without_js!(
     an_openid_provider_signs_a_new_user_in_and_makes_the_account,
 );
 
+mod device;
+
 /// The browser tools and a site with Ada's account; `None` when the test is
 /// skipped.
 async fn setup(options: SiteOptions) -> Option<(Tools, Site)> {

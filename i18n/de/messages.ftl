@@ -56,3 +56,6 @@ msg-oidc_unlinked = Der Anbieter ist nicht mehr verknüpft.
 msg-last_sign_in_method = Dies ist die letzte Möglichkeit, sich anzumelden: Legen Sie zuerst ein Passwort fest oder fügen Sie einen Passkey hinzu.
 msg-reauth_required = Bitte bestätigen Sie zuerst, dass Sie es sind.
 msg-identity_confirmed = Danke: In den nächsten Minuten wird kein Passwort abgefragt.
+msg-device_approved = Das Gerät ist erlaubt. Sie können jetzt zu ihm zurückkehren.
+msg-device_denied = Das Gerät wurde abgelehnt. Es erhält keinen Zugriff.
+msg-device_code_unknown = Dieser Code ist falsch, schon beantwortet oder abgelaufen. Prüfen Sie den Code auf dem Gerät oder beginnen Sie dort neu.

@@ -56,3 +56,6 @@ msg-oidc_unlinked = The provider is no longer linked.
 msg-last_sign_in_method = This is the last way to sign in to your account: set a password or add a passkey first.
 msg-reauth_required = Please confirm it is you first.
 msg-identity_confirmed = Thank you: for the next few minutes no password is asked for.
+msg-device_approved = The device is allowed. You can return to it now.
+msg-device_denied = The device was denied. It gets no access.
+msg-device_code_unknown = This code is wrong, already answered or expired. Check the code on the device, or start again there.

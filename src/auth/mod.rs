@@ -1,6 +1,7 @@
 //! Signing in and out: credentials, password hashes, throttling, accounts.
 
 pub mod breached;
+pub mod device_grant;
 pub mod epoch;
 pub mod new_password;
 pub mod oidc;

@@ -25,6 +25,10 @@ pub struct Throttles {
     pub second_factor: SecondFactorLimit,
     /// Refused device-bound session proofs per client IP.
     pub dbsc_ip: Throttle,
+    /// Device codes issued per client IP.
+    pub device_codes_ip: Throttle,
+    /// Wrong user codes of the device authorization grant per client IP.
+    pub user_codes_ip: Throttle,
     /// Passkey challenges claimed: each is answered once, on every
     /// instance, however many answers arrive at once.
     pub passkey_challenges: Throttle,
@@ -43,6 +47,8 @@ impl Throttles {
             forgot: counter("forgot", auth.throttle_attempts),
             forgot_ip: counter("forgot-ip", auth.ip_throttle_attempts),
             dbsc_ip: counter("dbsc-ip", auth.ip_throttle_attempts),
+            device_codes_ip: counter("device-code-ip", auth.ip_throttle_attempts),
+            user_codes_ip: counter("user-code-ip", auth.throttle_attempts),
             second_factor: SecondFactorLimit::new(db, auth.throttle_attempts, window, metrics),
             passkey_challenges: Throttle::new(
                 db.clone(),

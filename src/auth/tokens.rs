@@ -22,6 +22,10 @@ pub struct NewToken {
     pub expires_at: Option<i64>,
 }
 
+/// The lifetime of a token made without one named, in days (and of a
+/// token a device authorization gives).
+pub const DEFAULT_LIFETIME_DAYS: i64 = 30;
+
 /// Characters of a token kept (in the clear) to tell it apart in a listing.
 pub const PREFIX_CHARS: usize = 8;
 
@@ -119,10 +123,7 @@ pub async fn of_user(db: &Db, user_id: i64) -> Result<Vec<StoredToken>, DbError>
                 last_used_at: row.try_get("used")?,
                 expires_at: row.try_get("expires")?,
                 prefix: row.text("prefix")?,
-                sets: match reads(row.text("abilities")?.as_deref()) {
-                    Reads::Sets(sets) => Some(sets),
-                    Reads::Every | Reads::Nothing => None,
-                },
+                sets: sets_of(row.text("abilities")?.as_deref()),
             })
         })
         .collect()
@@ -211,6 +212,15 @@ fn reads(abilities: Option<&str>) -> Reads {
     match sets.is_empty() {
         true => Reads::Nothing,
         false => Reads::Sets(sets),
+    }
+}
+
+/// The sets `abilities` name, when only some (`None` for every set, or
+/// for none).
+pub fn sets_of(abilities: Option<&str>) -> Option<Vec<String>> {
+    match reads(abilities) {
+        Reads::Sets(sets) => Some(sets),
+        Reads::Every | Reads::Nothing => None,
     }
 }
 

@@ -11,12 +11,15 @@ mod catchers;
 mod ceremony;
 mod confirm;
 mod dbsc;
+mod device_grant;
+mod device_screen;
 mod forgot;
 mod intents;
 mod login;
 mod logout;
 mod new_password;
 mod notices;
+mod oauth;
 pub(crate) mod notify;
 mod oidc;
 mod oidc_flow;
@@ -78,6 +81,11 @@ pub fn all() -> Vec<Route> {
         tokens::list,
         tokens::create,
         tokens::revoke,
+        device_grant::code,
+        device_grant::token,
+        device_screen::screen,
+        device_screen::approve,
+        device_screen::deny,
         two_factor::enable,
         two_factor::confirm,
         two_factor::recovery_codes,

@@ -26,8 +26,6 @@ use crate::state::GatehouseState;
 
 /// The lifetimes a token may be given, in days.
 const EXPIRY_DAYS: [i64; 3] = [7, 30, 90];
-/// The lifetime of a token whose body names none.
-const DEFAULT_EXPIRY_DAYS: i64 = 30;
 /// The longest label.
 const MAX_NAME_CHARS: usize = 64;
 /// The most sets one token is given by name.
@@ -71,7 +69,7 @@ fn asked(
         errors.add("name", "max");
     }
     let days = match (input.names("expires_days"), input.integer("expires_days", &mut errors)) {
-        (false, _) => Some(DEFAULT_EXPIRY_DAYS),
+        (false, _) => Some(tokens::DEFAULT_LIFETIME_DAYS),
         (true, Some(days)) if EXPIRY_DAYS.contains(&days) => Some(days),
         (true, None) if gh.settings.tokens.allow_no_expiry && errors.count("expires_days") == 0 => {
             None

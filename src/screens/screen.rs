@@ -126,6 +126,14 @@ screens! {
         messages: "twoFactor",
         form_posts: ["/auth/two-factor-challenge"],
     },
+    /// `GET /device`: a signed-in person allows or denies a script's user
+    /// code (the device authorization grant).
+    Device {
+        path: "/device",
+        template: "device",
+        messages: "device",
+        form_posts: ["/auth/device/approve", "/auth/device/deny"],
+    },
     /// `GET /logout`: asks before signing out.
     Logout {
         path: "/logout",

@@ -9,6 +9,8 @@ mod browser_safety;
 mod custom_host;
 mod dbsc;
 mod dbsc_client;
+mod device_grant;
+mod device_grant_client;
 mod ended_sessions;
 mod fixtures;
 mod helpers;

@@ -1,0 +1,12 @@
+device-title = Gerät verbinden
+device-intro = Ein Skript oder eine App auf einem anderen Gerät möchte in Ihrem Namen Daten lesen. Geben Sie den Code ein, den es anzeigt.
+device-code = Code auf dem Gerät
+device-continue = Weiter
+device-code_shown = Das Gerät zeigt diesen Code:
+device-client_asks = Es gibt sich aus als:
+device-reads_all = Es möchte alle Daten lesen, die Sie lesen dürfen.
+device-reads_sets = Es möchte nur lesen:
+device-check_code = Erlauben Sie es nur, wenn Sie es selbst gestartet haben und der Code übereinstimmt. Es erhält ein Token, das 30 Tage gilt; Sie können es in Ihrem Konto widerrufen.
+device-allow = Erlauben
+device-deny = Ablehnen
+device-back = Zurück

@@ -1,0 +1,12 @@
+device-title = Connect a device
+device-intro = A script or an app on another device asks to read data as you. Enter the code it shows.
+device-code = Code shown on the device
+device-continue = Continue
+device-code_shown = The device shows this code:
+device-client_asks = It says it is:
+device-reads_all = It asks to read all data you can read.
+device-reads_sets = It asks to read only:
+device-check_code = Allow it only if you started it and the code matches. It gets a token that works for 30 days; you can revoke it on your account screen.
+device-allow = Allow
+device-deny = Deny
+device-back = Back
