@@ -92,6 +92,7 @@ with_and_without_js!(
     an_openid_provider_signs_a_new_user_in_and_makes_the_account,
 );
 
+#[path = "browser/device.rs"]
 mod device;
 
 /// The browser tools and a site with Ada's account; `None` when the test is
@@ -1563,6 +1564,23 @@ async fn screenshots_of_every_screen() {
 
         browser.sign_in(account, PASSWORD).await;
         browser.wait_for_path("/login/org-setup").await;
+        // A script's user code to answer on the device screen.
+        let asked: Value = http
+            .post(site.url("/auth/device/code"))
+            .form(&[
+                ("client_id", "cli"),
+                ("scope", "odata:read:Users odata:read:Organisations"),
+            ])
+            .send()
+            .await
+            .expect("POST /auth/device/code")
+            .json()
+            .await
+            .expect("device codes");
+        let code = asked["user_code"].as_str().expect("a user code");
+        browser.goto(&format!("/device?user_code={code}")).await;
+        browser.wait_for_element("[data-device-request]").await;
+        shoot(&browser, "device", lang).await;
         browser.goto("/account").await;
         shoot(&browser, "account", lang).await;
         let key = start_two_factor(&browser).await;
