@@ -7,7 +7,8 @@
 # The sourcing script sets: ROOT, DATA (SQLite files), GH_PORT and TREE_ROWS
 # (the nodes: bench/odata_tree.sh's 100,000), and a die() function.
 # Optional: GH_PROFILE (the Rocket profile the config is written for; default
-# release). write_tree_config's [profile] header (listen address, secret key,
+# release); TREE_ROOTS (the hierarchy's `roots`: `null_parent` or
+# `missing_parent`; left out when unset, which means `missing_parent`). write_tree_config's [profile] header (listen address, secret key,
 # log level, database) is bench/rocket_lib.sh's profile_header, sourced here,
 # the same as bench/odata_lib.sh's write_config.
 
@@ -50,6 +51,8 @@ tree_db_url() { # tree_db_url ENGINE
 
 write_tree_config() { # write_tree_config ENGINE FILE: Gatehouse serving the set Nodes
   local p="${GH_PROFILE:-release}"
+  local roots=""
+  [[ -n "${TREE_ROOTS:-}" ]] && roots=", roots = \"$TREE_ROOTS\""
   {
     profile_header "$p" "$(tree_db_url "$1")"
     cat <<TOML
@@ -63,7 +66,7 @@ table = "nodes"
 key = "ID"
 public = true
 navigation = { parent = { target = "Nodes", column = "parent_ID" } }
-hierarchy = { qualifier = "NodesHierarchy", parent = "parent" }
+hierarchy = { qualifier = "NodesHierarchy", parent = "parent"$roots }
 
 [$p.odata.sets.Nodes.types]
 ID = "Edm.Int32"

@@ -293,6 +293,24 @@ pub struct HierarchyConfig {
     pub qualifier: String,
     /// The navigation to each node's parent.
     pub parent: String,
+    /// Which nodes are roots (`roots = "null_parent"`); by default
+    /// [`Roots::MissingParent`].
+    #[serde(default)]
+    pub roots: Roots,
+}
+
+/// Which nodes of a hierarchy are its roots.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Roots {
+    /// A node whose parent is NULL, absent, or out of the caller's scope
+    /// (an orphan is a root): finding them reads every node in scope.
+    #[default]
+    MissingParent,
+    /// A node whose parent is NULL, and only such a node (an orphan and
+    /// its subtree are not shown): found through the parent column's index.
+    NullParent,
 }
 
 /// One configured navigation: to-one through `column` on this table, or

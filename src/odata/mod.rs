@@ -32,7 +32,7 @@ mod service;
 mod sql;
 
 // What a host declares a set with: its properties, navigations and scope.
-pub use crate::config::{HierarchyConfig, NavigationConfig, SetConfig};
+pub use crate::config::{HierarchyConfig, NavigationConfig, Roots, SetConfig};
 pub use model::scope::{Caller, Scope};
 pub use model::sets::{EdmType, EntitySet, Hierarchy, Navigation, NavigationKind, Property};
 pub use query::error::ParseError;

@@ -27,7 +27,7 @@ async fn script(client: &Client, path: &str, body: &str) -> (Status, Value, Opti
     let response = client
         .post(path.to_owned())
         .header(ContentType::Form)
-        .body(body.to_owned())
+        .body(body)
         .dispatch()
         .await;
     let status = response.status();

@@ -54,6 +54,11 @@ hierarchy = { qualifier = "OrgChart", parent = "manager" }
 const TOP: &str = "com.sap.vocabularies.Hierarchy.v1.TopLevels";
 
 async fn spawn_tree() -> TestApp {
+    spawn_tree_of(STAFF, SETS).await
+}
+
+/// The set `Staff` declared by `sets` over the rows `members`.
+async fn spawn_tree_of(members: &[Member], sets: &'static str) -> TestApp {
     let database = TestDb::new().await;
     let db = Db::connect(&database.url).await.expect("tree database");
     let create = match db.dialect() {
@@ -61,7 +66,7 @@ async fn spawn_tree() -> TestApp {
         _ => "CREATE TABLE staff (id BIGINT PRIMARY KEY, name TEXT NOT NULL, manager_id BIGINT)",
     };
     db.execute(db.query(create)).await.expect("create staff");
-    for member in STAFF {
+    for member in members {
         let insert = db
             .query("INSERT INTO staff (id, name, manager_id) VALUES ($1, $2, $3)")
             .bind(member.id)
@@ -71,7 +76,7 @@ async fn spawn_tree() -> TestApp {
     }
     db.close().await;
     spawn_host_at(database, |figment| {
-        gatehouse_host::rocket(figment.merge(Toml::string(SETS)))
+        gatehouse_host::rocket(figment.merge(Toml::string(sets)))
     })
     .await
 }
@@ -537,4 +542,94 @@ async fn the_callers_scope_cuts_the_tree_before_anything_is_computed() {
     ];
     assert_eq!(rows, dev_is_a_root, "a manager out of scope makes a root");
     assert_eq!(count, Some(3));
+}
+
+/// The staff, and an orphan: Zed's manager (99) is no row of the set.
+const WITH_ORPHAN: &[Member] = &[
+    m(1, "Ada", None),
+    m(2, "Bob", None),
+    m(3, "Cy", Some(1)),
+    m(30, "Orphan", Some(99)),
+    m(31, "Zed", Some(30)),
+];
+
+/// The ids, depths and drill states of `apply` over `Staff`, and the count.
+async fn staff(app: &TestApp, apply: &str) -> (Vec<(i64, i64, String)>, Option<i64>) {
+    let answer = app
+        .odata(&format!("Staff?$apply={apply}&$count=true"))
+        .await;
+    answer.ok();
+    let rows = answer
+        .value()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_i64().expect("id"),
+                r["DistanceFromRoot"].as_i64().expect("distance"),
+                r["DrillState"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    (rows, answer.json()["@odata.count"].as_i64())
+}
+
+#[rocket::async_test]
+async fn null_parent_roots_are_the_nodes_without_a_parent_and_orphans_are_not() {
+    let descendants =
+        |id: i64| format!("descendants($root/Staff,OrgChart,id,filter(id eq {id}),1)");
+    let leaf = |id| (id, 0, "leaf".to_owned());
+    let orphans_root = spawn_tree_of(WITH_ORPHAN, SETS).await;
+    let (rows, count) = staff(&orphans_root, &top_levels(",Levels=1")).await;
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(
+        ids,
+        [1, 2, 30],
+        "by default a missing parent makes a root: {rows:?}"
+    );
+    assert_eq!(count, Some(3));
+    let (rows, _) = staff(&orphans_root, &descendants(30)).await;
+    assert_eq!(rows, [(31, 1, "leaf".to_owned())]);
+
+    let sets = SETS.replace(
+        r#"parent = "manager" }"#,
+        r#"parent = "manager", roots = "null_parent" }"#,
+    );
+    let null_parent = spawn_tree_of(WITH_ORPHAN, Box::leak(sets.into_boxed_str())).await;
+    let (rows, count) = staff(&null_parent, &top_levels(",Levels=1")).await;
+    assert_eq!(rows, [(1, 0, "collapsed".to_owned()), leaf(2)]);
+    assert_eq!(count, Some(2));
+    let (rows, count) = staff(&null_parent, &top_levels("")).await;
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(
+        ids,
+        [1, 3, 2],
+        "the whole tree, without the orphan's: {rows:?}"
+    );
+    assert_eq!(count, Some(3));
+    let (rows, count) = staff(&null_parent, &descendants(1)).await;
+    assert_eq!(rows, [(3, 1, "leaf".to_owned())]);
+    assert_eq!(count, Some(1));
+    let (rows, count) = staff(&null_parent, &descendants(30)).await;
+    assert_eq!(
+        (rows, count),
+        (vec![], Some(0)),
+        "no root reaches the orphan"
+    );
+}
+
+#[rocket::async_test]
+async fn an_unknown_kind_of_roots_is_refused_at_start() {
+    let sets = SETS.replace(
+        r#"parent = "manager" }"#,
+        r#"parent = "manager", roots = "orphans" }"#,
+    );
+    let database = TestDb::new().await;
+    let figment = crate::helpers::figment(&database.url).merge(Toml::string(&sets));
+    let started =
+        rocket::local::asynchronous::Client::untracked(gatehouse_host::rocket(figment)).await;
+    let Err(error) = started else {
+        panic!("`roots` is `null_parent` or `missing_parent`: the host ignited");
+    };
+    let refused = matches!(error.kind(), rocket::error::ErrorKind::FailedFairings(_));
+    assert!(refused, "the Gatehouse fairing refuses it");
 }

@@ -130,7 +130,9 @@ impl Declaration<'_> {
             let reason = format!("column `{name}` has the name of a computed property; exclude it");
             return Err(self.error(".hierarchy", reason));
         }
-        Ok(set.hierarchy(&config.qualifier, &config.parent))
+        Ok(set
+            .hierarchy(&config.qualifier, &config.parent)
+            .hierarchy_roots(config.roots))
     }
 
     /// An error on `odata.sets.<Name><suffix>`.

@@ -23,6 +23,7 @@
 //! assert_eq!(name.column, "display_name");
 //! ```
 
+use crate::config::Roots;
 use crate::odata::model::scope::{Caller, Scope};
 
 /// The EDM primitive types a property may have.
@@ -251,6 +252,8 @@ pub struct Hierarchy {
     pub qualifier: String,
     /// The navigation to the parent.
     pub parent: String,
+    /// Which nodes are roots.
+    pub roots: Roots,
 }
 
 impl Hierarchy {
@@ -339,7 +342,17 @@ impl EntitySet {
         self.hierarchy = Some(Hierarchy {
             qualifier: qualifier.to_owned(),
             parent: parent.to_owned(),
+            roots: Roots::default(),
         });
+        self
+    }
+
+    /// Makes the roots of the set's hierarchy (declared before) the nodes
+    /// `roots` names.
+    pub fn hierarchy_roots(mut self, roots: Roots) -> EntitySet {
+        if let Some(hierarchy) = &mut self.hierarchy {
+            hierarchy.roots = roots;
+        }
         self
     }
 

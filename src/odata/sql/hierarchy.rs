@@ -3,8 +3,10 @@
 //! computed ones, in preorder (`LimitedRank`), so that `$select`, `$count`,
 //! `$top`/`$skip` and server paging apply to it as to any set's rows.
 //!
-//! The caller's scope restricts the nodes first (`gh_scoped`): a node whose
-//! parent is outside it is a root. The tree is walked down from the roots
+//! The caller's scope restricts the nodes first (`gh_scoped`; the table
+//! itself when the set has none): by default a node whose parent is outside
+//! it is a root; with `roots = "null_parent"` only a node without a parent
+//! is, found through the parent column's index. The tree is walked down from the roots
 //! (or from the start nodes of `descendants`) through the parent column,
 //! each row carrying the node's columns, its depth and how many levels
 //! below it are shown (`Levels` and `ExpandLevels`), so that nothing after
@@ -16,6 +18,7 @@
 //! [`MAX_DEPTH`]. Everything here was checked (`check::apply`): only the
 //! statement is written.
 
+use crate::config::Roots;
 use crate::db::{Bind, Dialect, SqlType};
 use crate::odata::check::apply::{CheckedHierarchy, Restriction, TreeShape};
 use crate::odata::check::resolve::QueryError;
@@ -99,12 +102,17 @@ impl<'t, 'a> Statement<'t, 'a> {
     }
 
     /// Whether a node whose parent's key is `parent` is a root of the
-    /// nodes of `source`: it has no parent, or none among them.
-    fn parentless(&self, source: &str, parent: &str) -> String {
+    /// nodes of `source`: it has no parent, or ([`Roots::MissingParent`])
+    /// none among them. A null parent alone is found through the parent
+    /// column's index; a missing one needs every node looked at.
+    fn root(&self, source: &str, parent: &str) -> String {
         let key = &self.key;
-        format!(
-            "{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = {parent})"
-        )
+        match self.tree.roots {
+            Roots::NullParent => format!("{parent} IS NULL"),
+            Roots::MissingParent => format!(
+                "{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = {parent})"
+            ),
+        }
     }
 
     /// The levels shown below a node whose key is `key` when `otherwise`
@@ -189,22 +197,30 @@ impl<'t, 'a> Statement<'t, 'a> {
             Some(scope) => self.w.condition(&[scope])?,
             None => None,
         };
-        let scoped = scope.map(|c| format!(" WHERE {c}")).unwrap_or_default();
         let inline = d.cte_read_in_place();
-        let mut ctes = vec![format!(
-            "gh_scoped AS {inline}(SELECT {t0}.* FROM {} AS {t0}{scoped})",
-            d.quote(&tree.set.table)
-        )];
+        let table = d.quote(&tree.set.table);
+        // The nodes in the caller's scope: the table itself when the set
+        // has no scope, so that every engine reads it through its indexes.
+        let mut ctes = Vec::new();
+        let scoped = match scope {
+            Some(condition) => {
+                ctes.push(format!(
+                    "gh_scoped AS {inline}(SELECT {t0}.* FROM {table} AS {t0} WHERE {condition})"
+                ));
+                "gh_scoped".to_owned()
+            }
+            None => table,
+        };
         // The nodes the tree is made of: all in scope, or those an
         // `ancestors` picks and their ancestors.
-        let mut source = "gh_scoped";
+        let mut source = scoped.as_str();
         let filtered = match &tree.ancestors {
             Some(ancestors) => {
                 let picked = self.picked(ancestors)?;
-                ctes.push(format!("gh_matched AS (SELECT {t0}.{key} AS gh_key FROM gh_scoped AS {t0} WHERE {picked})"));
-                ctes.push(self.rootward("gh_up", "gh_scoped", "gh_matched"));
+                ctes.push(format!("gh_matched AS (SELECT {t0}.{key} AS gh_key FROM {scoped} AS {t0} WHERE {picked})"));
+                ctes.push(self.rootward("gh_up", &scoped, "gh_matched"));
                 ctes.push(format!(
-                    "gh_kept AS {inline}(SELECT n.* FROM gh_scoped n WHERE n.{key} IN (SELECT gh_key FROM gh_up))"
+                    "gh_kept AS {inline}(SELECT n.* FROM {scoped} n WHERE n.{key} IN (SELECT gh_key FROM gh_up))"
                 ));
                 source = "gh_kept";
                 true
@@ -217,7 +233,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                 let below_roots = self.levels(*levels, 1);
                 let root_open = self.open(expand, &format!("r.{key}"), &below_roots);
                 let child_open = self.open(expand, &format!("c.{key}"), "p.gh_open - 1");
-                let root = self.parentless(source, &format!("r.{parent}"));
+                let root = self.root(source, &format!("r.{parent}"));
                 (root, "0".to_owned(), root_open, child_open, false)
             }
             TreeShape::Descendants { start, distance } => {
@@ -227,7 +243,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                 ));
                 // A start node counts only when it is reached from a root.
                 ctes.push(self.rootward("gh_rootward", source, "gh_start"));
-                let top = self.parentless(source, "u.gh_parent");
+                let top = self.root(source, "u.gh_parent");
                 ctes.push(format!(
                     "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
                      WHERE {top} GROUP BY u.gh_start)"

@@ -5,6 +5,7 @@
 //! against the set, and the siblings' order against its properties.
 
 use super::{Restriction, TARGET};
+use crate::config::Roots;
 use crate::odata::check::resolve::QueryError;
 use crate::odata::check::typed::check_condition;
 use crate::odata::model::sets::{EntitySet, Model, NavigationKind, Property};
@@ -18,6 +19,8 @@ pub(crate) struct CheckedHierarchy<'a> {
     pub(crate) set: &'a EntitySet,
     /// The column holding a node's parent's key.
     pub(crate) parent: &'a str,
+    /// Which nodes are roots.
+    pub(crate) roots: Roots,
     /// The key property.
     pub(crate) key: &'a Property,
     /// `ancestors(…,keep start)` before the shape: what picks the nodes
@@ -126,6 +129,7 @@ pub(super) fn check<'a>(
     Ok(CheckedHierarchy {
         set,
         parent,
+        roots: hierarchy.roots,
         key,
         ancestors,
         shape,
