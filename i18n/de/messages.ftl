@@ -56,3 +56,7 @@ msg-oidc_unlinked = Der Anbieter ist nicht mehr verknüpft.
 msg-last_sign_in_method = Dies ist die letzte Möglichkeit, sich anzumelden: Legen Sie zuerst ein Passwort fest oder fügen Sie einen Passkey hinzu.
 msg-reauth_required = Bitte bestätigen Sie zuerst, dass Sie es sind.
 msg-identity_confirmed = Danke: In den nächsten Minuten wird kein Passwort abgefragt.
+msg-max = Das ist zu lang.
+msg-unknown_set = Einen dieser Bereiche gibt es nicht, oder Sie dürfen ihn nicht lesen.
+msg-token_created = Das Token wurde erstellt. Kopieren Sie es jetzt: Es wird nur dieses eine Mal angezeigt.
+msg-token_revoked = Das Token wurde widerrufen: Ein Skript, das es nutzt, liest nichts mehr.

@@ -56,3 +56,7 @@ msg-oidc_unlinked = The provider is no longer linked.
 msg-last_sign_in_method = This is the last way to sign in to your account: set a password or add a passkey first.
 msg-reauth_required = Please confirm it is you first.
 msg-identity_confirmed = Thank you: for the next few minutes no password is asked for.
+msg-max = This is too long.
+msg-unknown_set = One of these sets does not exist or is not yours to read.
+msg-token_created = The token was made. Copy it now: it is shown only this once.
+msg-token_revoked = The token was revoked: a script that uses it reads nothing any more.

@@ -32,6 +32,7 @@ mod sessions;
 mod sign_in;
 mod submission;
 mod sudo;
+mod token_list;
 mod tokens;
 mod two_factor;
 

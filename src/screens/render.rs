@@ -28,7 +28,7 @@ const SHARED: [(&str, &str); 2] = [
 ];
 
 /// The message codes that report a success (shown as such).
-const SUCCESS: [&str; 14] = [
+const SUCCESS: [&str; 16] = [
     "reset_link_sent",
     "reset_success",
     "password_changed",
@@ -43,6 +43,8 @@ const SUCCESS: [&str; 14] = [
     "oidc_linked",
     "oidc_unlinked",
     "identity_confirmed",
+    "token_created",
+    "token_revoked",
 ];
 
 /// The id of the element the form message is shown in (`base.html`).
