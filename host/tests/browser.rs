@@ -531,7 +531,10 @@ async fn a_token_for_scripts_is_made_shown_once_and_revoked_from_the_account_scr
     browser.choose("scope", "some").await;
     browser.mark_page().await;
     browser.submit("/auth/tokens").await;
-    assert_worded(&browser.wait_for_text("#token-sets-error").await, "required");
+    assert_worded(
+        &browser.wait_for_text("#token-sets-error").await,
+        "required",
+    );
     assert_eq!(browser.count("[data-token-id]").await, 0);
 
     let token = make_token(&browser, "Nightly export").await;

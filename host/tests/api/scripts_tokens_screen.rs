@@ -41,7 +41,10 @@ async fn the_account_screen_lists_a_token_by_its_first_characters_never_the_toke
     let app = spawn_app().await;
     ada(&app).await;
     let html = account(&app).await;
-    assert!(html.contains(r#"id="tokens-heading">Access for scripts<"#), "{html}");
+    assert!(
+        html.contains(r#"id="tokens-heading">Access for scripts<"#),
+        "{html}"
+    );
     assert!(html.contains("No tokens."), "{html}");
 
     let (status, made) = post(
@@ -56,10 +59,16 @@ async fn the_account_screen_lists_a_token_by_its_first_characters_never_the_toke
     let row = format!(r#"data-token-id="{}""#, made["id"]);
     assert!(html.contains(&row), "{html}");
     assert!(html.contains("Nightly export"), "{html}");
-    assert!(html.contains(&format!("<code>{}…</code>", &token[..8])), "{html}");
+    assert!(
+        html.contains(&format!("<code>{}…</code>", &token[..8])),
+        "{html}"
+    );
     assert_eq!(inside(&html, "data-token-sets"), Some("Reads: Users"));
     assert!(html.contains("last used never"), "{html}");
-    assert!(html.contains(r#"action="/auth/tokens/"#), "a revoke form: {html}");
+    assert!(
+        html.contains(r#"action="/auth/tokens/"#),
+        "a revoke form: {html}"
+    );
     assert!(!html.contains("No tokens."), "{html}");
     assert!(!html.contains(token), "never the token: {html}");
 }
@@ -68,8 +77,11 @@ async fn the_account_screen_lists_a_token_by_its_first_characters_never_the_toke
 async fn a_token_made_by_the_form_is_shown_once_and_reads_its_sets_only() {
     let app = spawn_app().await;
     ada(&app).await;
-    let (status, html) =
-        make_by_form(&app, "name=Nightly+export&expires_days=90&scope=some&sets=Users").await;
+    let (status, html) = make_by_form(
+        &app,
+        "name=Nightly+export&expires_days=90&scope=some&sets=Users",
+    )
+    .await;
     assert_eq!(status, Status::Ok, "the screen rendered in place: {html}");
     let token = inside(&html, "data-new-token>")
         .expect("the new token in the page")
@@ -101,12 +113,15 @@ async fn the_form_gives_every_set_or_the_checked_ones() {
     // `all` ignores boxes left checked; `some` takes every checked one.
     let (status, _) = make_by_form(&app, "name=all&scope=all&sets=Users").await;
     assert_eq!(status, Status::Ok);
-    let (status, _) =
-        make_by_form(&app, "name=two&scope=some&sets=Users&sets=Organisations").await;
+    let (status, _) = make_by_form(&app, "name=two&scope=some&sets=Users&sets=Organisations").await;
     assert_eq!(status, Status::Ok);
     let listed = listing(&app.client).await["value"].clone();
     assert_eq!(listed[0]["sets"], Value::Null, "{listed}");
-    assert_eq!(listed[1]["sets"], json!(["Organisations", "Users"]), "{listed}");
+    assert_eq!(
+        listed[1]["sets"],
+        json!(["Organisations", "Users"]),
+        "{listed}"
+    );
 }
 
 #[rocket::async_test]
@@ -116,8 +131,14 @@ async fn a_form_without_a_checked_set_or_a_lifetime_allowed_shows_the_error_at_i
     let (status, to) = make_by_form(&app, "name=CI&expires_days=30&scope=some").await;
     assert_eq!((status, to.as_str()), (Status::SeeOther, "/account"));
     let html = account(&app).await;
-    assert_eq!(inside(&html, r#"id="token-sets-error""#), Some("This field is required."));
-    assert!(html.contains(r#"data-action="token-new" open"#), "the form is open: {html}");
+    assert_eq!(
+        inside(&html, r#"id="token-sets-error""#),
+        Some("This field is required.")
+    );
+    assert!(
+        html.contains(r#"data-action="token-new" open"#),
+        "the form is open: {html}"
+    );
     assert!(html.contains(r#"value="CI""#), "the name as typed: {html}");
     assert_eq!(listing(&app.client).await["value"], json!([]));
 
@@ -177,7 +198,10 @@ async fn the_section_speaks_german_to_a_german_browser() {
         .dispatch()
         .await;
     let html = page.into_string().await.unwrap_or_default();
-    assert!(html.contains(r#"id="tokens-heading">Zugriff für Skripte<"#), "{html}");
+    assert!(
+        html.contains(r#"id="tokens-heading">Zugriff für Skripte<"#),
+        "{html}"
+    );
     assert!(html.contains("Keine Tokens."), "{html}");
     assert!(html.contains("Alles, was Sie lesen dürfen"), "{html}");
 }
