@@ -3,9 +3,9 @@
 //! passkeys (`GET /auth/passkeys`) and the links to providers
 //! (`GET /auth/oidc/links`); and the caller's tokens for scripts
 //! (`token_list.rs`). Every route that answers a form post with the
-//! screen rendered in place (a new enrolment's key, new recovery codes:
-//! what must never wait in the session) renders it here. It declares no
-//! route.
+//! screen rendered in place (a new enrolment's key, new recovery codes, a
+//! new token for scripts: what must never wait in the session) renders it
+//! here. It declares no route.
 
 use rocket::Responder;
 use serde_json::{json, Value};
