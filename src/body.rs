@@ -5,6 +5,7 @@
 //! `malformed_body` for anything unparsable and 413 over the limit, and hands
 //! out fields typed so that validation codes are uniform across endpoints.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use rocket::data::{Data, FromData, Outcome, ToByteUnit};
@@ -82,8 +83,18 @@ impl<'r> FromData<'r> for Input {
 pub struct OldInput(pub serde_json::Map<String, Value>);
 
 impl OldInput {
-    const KEPT: [&'static str; 4] = ["email", "org_name", "billing_email", "user_code"];
+    const KEPT: [&'static str; 7] = [
+        "email",
+        "org_name",
+        "billing_email",
+        "name",
+        "scope",
+        "expires_days",
+        "user_code",
+    ];
 
+    /// The kept fields given once (a repeated one is a list, which no
+    /// screen shows again).
     fn of(input: &Input) -> Self {
         let kept = Self::KEPT
             .iter()
@@ -91,6 +102,7 @@ impl OldInput {
                 input
                     .fields
                     .get(*name)
+                    .filter(|v| v.is_string())
                     .map(|v| ((*name).to_owned(), v.clone()))
             })
             .collect();
@@ -108,10 +120,26 @@ fn fail<'r>(req: &'r Request<'_>, error: BodyError) -> Outcome<'r, Input> {
 }
 
 impl Input {
+    /// A form's fields: a key given once is its text, a key repeated (the
+    /// checked boxes of one name) the array of its texts, as JSON would
+    /// send a list.
     fn from_form(text: &str) -> Self {
-        let fields = url::form_urlencoded::parse(text.as_bytes())
-            .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
-            .collect();
+        let mut fields = HashMap::new();
+        for (key, value) in url::form_urlencoded::parse(text.as_bytes()) {
+            let value = Value::String(value.into_owned());
+            match fields.entry(key.into_owned()) {
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                Entry::Occupied(mut slot) => match slot.get_mut() {
+                    Value::Array(values) => values.push(value),
+                    first => {
+                        let first_value = first.take();
+                        *first = Value::Array(vec![first_value, value]);
+                    }
+                },
+            }
+        }
         Self {
             fields,
             is_form: true,
@@ -156,6 +184,12 @@ impl Input {
     /// (which [`Self::carries`] takes for no field).
     pub fn names(&self, name: &str) -> bool {
         self.fields.contains_key(name)
+    }
+
+    /// Whether the field `name` is exactly the text `value` (a form's named
+    /// choice, such as `none`).
+    pub fn is_text(&self, name: &str, value: &str) -> bool {
+        self.fields.get(name).and_then(Value::as_str) == Some(value)
     }
 
     /// A list of names: a JSON array of strings, or a form field of names
@@ -372,5 +406,40 @@ impl Input {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_form_key_is_a_list_as_in_json() {
+        let input = Input::from_form("sets=Users&name=CI&sets=Organisations&sets=Employees");
+        let mut errors = FieldErrors::new();
+        assert_eq!(
+            input.list("sets", &mut errors),
+            Some(vec!["Users".into(), "Organisations".into(), "Employees".into()])
+        );
+        assert_eq!(input.text("name", &mut errors).as_deref(), Some("CI"));
+        assert!(errors.is_empty());
+        let once = Input::from_form("sets=Users");
+        assert_eq!(once.list("sets", &mut errors), Some(vec!["Users".into()]));
+    }
+
+    #[test]
+    fn a_repeated_key_read_as_one_value_is_refused_with_its_code() {
+        let input = Input::from_form("name=a&name=b&password=x&password=y&n=1&n=2&on=1&on=0");
+        let mut errors = FieldErrors::new();
+        assert_eq!(input.text("name", &mut errors), None);
+        assert_eq!(input.required_text("password", &mut errors), None);
+        assert_eq!(input.integer("n", &mut errors), None);
+        assert!(!input.boolean("on", &mut errors));
+        assert_eq!(errors.count("name"), 1);
+        assert_eq!(errors.count("password"), 1);
+        assert_eq!(errors.count("n"), 1);
+        assert_eq!(errors.count("on"), 1);
+        let kept = OldInput::of(&input);
+        assert!(!kept.0.contains_key("name"), "a list is not shown again");
     }
 }

@@ -219,6 +219,7 @@ impl Gatehouse {
             new_passwords,
             oidc,
             metrics,
+            odata_model: odata.model.clone(),
         };
         let odata = odata.reporting_to(&state.events);
         Ok((state, odata))

@@ -44,6 +44,9 @@ pub struct GatehouseState {
     pub oidc: crate::auth::oidc::Oidc,
     /// What this instance counts for `/metrics`.
     pub metrics: crate::metrics::Metrics,
+    /// The OData sets (the `Service`'s model): those a person may give a
+    /// new token for scripts, on the account screen.
+    pub odata_model: crate::odata::Model,
 }
 
 impl std::ops::Deref for GatehouseState {

@@ -90,6 +90,7 @@ with_and_without_js!(
     a_recalled_browser_confirms_with_its_password,
     a_breached_password_is_replaced_before_anything_else,
     an_openid_provider_signs_a_new_user_in_and_makes_the_account,
+    a_token_for_scripts_is_made_shown_once_and_revoked_from_the_account_screen,
 );
 
 #[path = "browser/device.rs"]
@@ -493,6 +494,77 @@ async fn the_password_is_changed_from_the_account_screen(js: Js) {
     browser.sign_out().await;
     browser.sign_in(EMAIL, NEW_PASSWORD).await;
     browser.wait_for_path("/login/org-setup").await;
+}
+
+/// Makes a token named `name` for the set `Users` from the account screen
+/// shown, and answers it as the page shows it.
+async fn make_token(browser: &Browser, name: &str) -> String {
+    browser.fill("token-name", name).await;
+    browser.choose("token-expires_days", "7").await;
+    browser.choose("scope", "some").await;
+    browser.click("input[name=sets][value=Users]").await;
+    browser.mark_page().await;
+    browser.submit("/auth/tokens").await;
+    browser.wait_for_text("[data-new-token]").await
+}
+
+/// The status of `GET /odata/Users` with `token` as a script sends it.
+async fn read_with(site: &Site, token: &str) -> u16 {
+    let answer = reqwest::Client::new()
+        .get(site.url("/odata/Users"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("GET /odata/Users");
+    answer.status().as_u16()
+}
+
+async fn a_token_for_scripts_is_made_shown_once_and_revoked_from_the_account_screen(js: Js) {
+    let Some((tools, site)) = setup(SiteOptions::default()).await else {
+        return;
+    };
+    let browser = Browser::open(&tools, &site, BrowserOptions::new(js)).await;
+    browser.sign_in(EMAIL, PASSWORD).await;
+    browser.wait_for_path("/login/org-setup").await;
+    browser.goto("/account").await;
+    assert_eq!(browser.count("[data-token-id]").await, 0);
+
+    // "Only these sets" with none checked: the error at the boxes.
+    browser.fill("token-name", "Nightly export").await;
+    browser.choose("scope", "some").await;
+    browser.mark_page().await;
+    browser.submit("/auth/tokens").await;
+    assert_worded(
+        &browser.wait_for_text("#token-sets-error").await,
+        "required",
+    );
+    assert_eq!(browser.count("[data-token-id]").await, 0);
+
+    let token = make_token(&browser, "Nightly export").await;
+    assert_worded(&browser.wait_for_message().await, "token_created");
+    assert_eq!(token.len(), 64, "the token itself: {token:?}");
+    let listed = browser.texts("[data-token-id] .name").await;
+    assert_eq!(listed, [format!("Nightly export {}…", &token[..8])]);
+    assert_eq!(browser.text("[data-token-sets]").await, "Reads: Users");
+    assert_eq!(read_with(&site, &token).await, 200);
+
+    browser.goto("/account").await;
+    let page = browser
+        .eval("return document.documentElement.outerHTML", vec![])
+        .await;
+    let page = page.as_str().unwrap_or_default();
+    assert!(page.contains("data-token-id"), "still listed");
+    assert!(!page.contains(&token), "shown once only");
+
+    let id = browser
+        .attribute("[data-token-id]", "data-token-id")
+        .await
+        .expect("the token's row");
+    browser.mark_page().await;
+    browser.submit(&format!("/auth/tokens/{id}/revoke")).await;
+    assert_worded(&browser.wait_for_message().await, "token_revoked");
+    assert_eq!(browser.count("[data-token-id]").await, 0);
+    assert_eq!(read_with(&site, &token).await, 401);
 }
 
 fn now() -> u64 {
@@ -1004,7 +1076,8 @@ async fn axe_violations(browser: &Browser, axe: &str) -> Vec<Value> {
 }
 
 /// axe finds no violation on the account screen, in English and German,
-/// inside sudo mode's window and outside it (its confirm box shown).
+/// inside sudo mode's window and outside it (its confirm box shown), with
+/// a token for scripts listed and with a new one shown.
 #[tokio::test]
 async fn axe_finds_no_violation_on_the_account_screen() {
     let Some(axe) = axe_script() else {
@@ -1028,10 +1101,16 @@ async fn axe_finds_no_violation_on_the_account_screen() {
         let found = axe_violations(&browser, &axe).await;
         assert!(found.is_empty(), "{lang}, {state}: {found:#?}");
     }
+    // A token listed, and the answer that shows a new one.
+    browser.goto("/account?lang=en").await;
+    make_token(&browser, "Nightly export").await;
+    let found = axe_violations(&browser, &axe).await;
+    assert!(found.is_empty(), "a new token shown: {found:#?}");
     browser.forget_session().await;
     for lang in ["de", "en"] {
         browser.goto(&format!("/account?lang={lang}")).await;
         browser.wait_for_element("details[data-reauth]").await;
+        browser.wait_for_element("[data-token-id]").await;
         let found = axe_violations(&browser, &axe).await;
         assert!(found.is_empty(), "{lang}, outside the window: {found:#?}");
     }
@@ -1464,6 +1543,7 @@ async fn every_screen_follows_the_dom_contract() {
     // Signed in moments ago: the changes sudo mode guards ask nothing.
     assert_account_form(&browser, "/auth/two-factor", "enable", &[]).await;
     assert_account_form(&browser, "/auth/sessions/end-others", "others", &[]).await;
+    assert_account_form(&browser, "/auth/tokens", "token", &["name", "expires_days"]).await;
     let key = start_two_factor(&browser).await;
     assert_account_form(&browser, "/auth/two-factor/confirm", "confirm", &["code"]).await;
     confirm_two_factor(&browser, &key).await;
@@ -1591,6 +1671,9 @@ async fn screenshots_of_every_screen() {
         shoot(&browser, "account-two-factor-pending", lang).await;
         confirm_two_factor(&browser, &key).await;
         shoot(&browser, "account-recovery-codes", lang).await;
+        make_token(&browser, "Nightly export").await;
+        browser.reveal("#token-name").await;
+        shoot(&browser, "account-token", lang).await;
 
         browser.sign_out().await;
         browser.sign_in(account, PASSWORD).await;

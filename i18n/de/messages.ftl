@@ -59,3 +59,7 @@ msg-identity_confirmed = Danke: In den nächsten Minuten wird kein Passwort abge
 msg-device_approved = Das Gerät ist erlaubt. Sie können jetzt zu ihm zurückkehren.
 msg-device_denied = Das Gerät wurde abgelehnt. Es erhält keinen Zugriff.
 msg-device_code_unknown = Dieser Code ist falsch, schon beantwortet oder abgelaufen. Prüfen Sie den Code auf dem Gerät oder beginnen Sie dort neu.
+msg-max = Das ist zu lang.
+msg-unknown_set = Einen dieser Bereiche gibt es nicht, oder Sie dürfen ihn nicht lesen.
+msg-token_created = Das Token wurde erstellt. Kopieren Sie es jetzt: Es wird nur dieses eine Mal angezeigt.
+msg-token_revoked = Das Token wurde widerrufen: Ein Skript, das es nutzt, liest nichts mehr.

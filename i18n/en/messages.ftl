@@ -59,3 +59,7 @@ msg-identity_confirmed = Thank you: for the next few minutes no password is aske
 msg-device_approved = The device is allowed. You can return to it now.
 msg-device_denied = The device was denied. It gets no access.
 msg-device_code_unknown = This code is wrong, already answered or expired. Check the code on the device, or start again there.
+msg-max = This is too long.
+msg-unknown_set = One of these sets does not exist or is not yours to read.
+msg-token_created = The token was made. Copy it now: it is shown only this once.
+msg-token_revoked = The token was revoked: a script that uses it reads nothing any more.

@@ -1,23 +1,28 @@
 //! The account screen (`GET /account`) and the lists it shows, which their
 //! own routes answer as JSON too: the sessions (`GET /auth/sessions`), the
 //! passkeys (`GET /auth/passkeys`) and the links to providers
-//! (`GET /auth/oidc/links`). Every route that answers a form post with the
-//! screen rendered in place (a new enrolment's key, new recovery codes:
-//! what must never wait in the session) renders it here. It declares no
-//! route.
+//! (`GET /auth/oidc/links`); and the caller's tokens for scripts
+//! (`token_list.rs`). Every route that answers a form post with the
+//! screen rendered in place (a new enrolment's key, new recovery codes, a
+//! new token for scripts: what must never wait in the session) renders it
+//! here. It declares no route.
 
 use rocket::Responder;
 use serde_json::{json, Value};
 
+use super::posting::AccountRequest;
 use super::sudo::screen_state;
+use super::token_list;
 use crate::auth::oidc::{Link, Links};
 use crate::auth::passkeys::PasskeySummary;
 use crate::auth::two_factor::{RecoveryCodes, Status};
 use crate::body::Input;
 use crate::clock::rfc3339;
+use crate::domain::SecretToken;
 use crate::error::AuthError;
 use crate::events::agent;
 use crate::i18n::Language;
+use crate::odata::Caller;
 use crate::reply::Reply;
 use crate::screens::{Page, Screen, View};
 use crate::session::{store, AuthUser, Session};
@@ -26,10 +31,11 @@ use crate::state::GatehouseState;
 /// How many of the latest security events the account screen shows.
 const LATEST_EVENTS: i64 = 10;
 
-/// The account screen with `view` (a message, recovery codes or a new
-/// enrolment's key to show once) and what it always shows: the two-factor
-/// state (an enrolment waiting for its first code is named, never its key),
-/// the sessions, the latest security events.
+/// The account screen with `view` (a message, recovery codes, a new
+/// enrolment's key or a new token to show once) and what it always shows:
+/// the two-factor state (an enrolment waiting for its first code is named,
+/// never its key), the tokens for scripts (never a token) and the sets a
+/// new one may read, the sessions, the latest security events.
 pub async fn render(
     gh: &GatehouseState,
     user: &AuthUser,
@@ -89,6 +95,11 @@ pub async fn render(
             json!({"name": p.name, "label": p.settings.label, "linked": on})
         })
         .collect();
+    let mut tokens = with_times(token_list::of_user(gh, user).await?["value"].take());
+    for t in tokens.as_array_mut().into_iter().flatten() {
+        t["expires"] = when(t, "expires_at");
+    }
+    let token_sets = token_list::readable_sets(gh, &Caller::user(user.id));
     let mut sessions = sessions["value"].take();
     for s in sessions.as_array_mut().into_iter().flatten() {
         s["seen"] = when(s, "last_activity");
@@ -101,6 +112,9 @@ pub async fn render(
         ("oidc_links", links),
         ("oidc_providers", Value::Array(providers)),
         ("passkey_list", passkeys),
+        ("tokens", tokens),
+        ("token_sets", json!(token_sets)),
+        ("tokens_no_expiry", json!(gh.settings.tokens.allow_no_expiry)),
         ("sessions", sessions),
         ("two_factor", json!(state)),
         ("two_factor_status", status),
@@ -217,4 +231,21 @@ pub async fn shown_codes(
     render(gh, user, session, language, view)
         .await
         .map(Shown::Page)
+}
+
+/// A new token for scripts: the account screen showing it (and
+/// `token_created`), rendered in place so that it is never kept in the
+/// session or a cookie. No other answer shows it again.
+pub async fn shown_token(
+    gh: &GatehouseState,
+    caller: &AccountRequest<'_>,
+    name: &str,
+    token: &SecretToken,
+) -> Result<Page, AuthError> {
+    let view = View {
+        flash: Some(json!({"message": "token_created"})),
+        extra: vec![("new_token", json!({"name": name, "token": token.expose()}))],
+        ..View::default()
+    };
+    render(gh, &caller.who, &caller.session, caller.language, view).await
 }

@@ -35,6 +35,7 @@ mod sessions;
 mod sign_in;
 mod submission;
 mod sudo;
+mod token_list;
 mod tokens;
 mod two_factor;
 

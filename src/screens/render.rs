@@ -28,7 +28,7 @@ const SHARED: [(&str, &str); 2] = [
 ];
 
 /// The message codes that report a success (shown as such).
-const SUCCESS: [&str; 16] = [
+const SUCCESS: [&str; 18] = [
     "reset_link_sent",
     "reset_success",
     "password_changed",
@@ -45,6 +45,8 @@ const SUCCESS: [&str; 16] = [
     "identity_confirmed",
     "device_approved",
     "device_denied",
+    "token_created",
+    "token_revoked",
 ];
 
 /// The id of the element the form message is shown in (`base.html`).

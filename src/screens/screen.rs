@@ -100,8 +100,8 @@ screens! {
         messages: "changePassword",
         form_posts: ["/auth/intents/password-change"],
     },
-    /// `GET /account`: password, two-factor sign-in, sessions and recent
-    /// security activity of the signed-in user.
+    /// `GET /account`: password, two-factor sign-in, access for scripts,
+    /// sessions and recent security activity of the signed-in user.
     Account {
         path: "/account",
         template: "account",
@@ -116,7 +116,9 @@ screens! {
             "/auth/oidc/<name>/link",
             "/auth/oidc/links/<id>/delete",
             "/auth/confirm",
-            "/auth/oidc/<name>/confirm"
+            "/auth/oidc/<name>/confirm",
+            "/auth/tokens",
+            "/auth/tokens/<id>/revoke"
         ],
     },
     /// `GET /login/two-factor`: the second step of signing in.
@@ -214,6 +216,10 @@ mod tests {
         assert!(!path_matches("/auth/oidc/<name>/link", "/auth/oidc/acme"));
         assert_eq!(
             Screen::of_form_post("/auth/oidc/links/7/delete"),
+            Some(Screen::Account)
+        );
+        assert_eq!(
+            Screen::of_form_post("/auth/tokens/7/revoke"),
             Some(Screen::Account)
         );
     }

@@ -53,6 +53,7 @@ mod reset_durability;
 mod reset_mail;
 mod screens;
 mod scripts_tokens;
+mod scripts_tokens_screen;
 mod second_step;
 mod security_events;
 mod sessions;

@@ -16,21 +16,21 @@ use crate::second_step::{events, post};
 const EMAIL: &str = "ada@example.org";
 
 /// Ada, signed in on `app.client` (sudo mode's window open).
-async fn ada(app: &TestApp) -> i64 {
+pub(crate) async fn ada(app: &TestApp) -> i64 {
     let user_id = app.create_user(EMAIL, PASSWORD).await;
     assert_eq!(app.login(EMAIL, PASSWORD).await, Status::Ok);
     user_id
 }
 
 /// `GET /odata/<set>` with `token` as a script sends it.
-async fn read(app: &TestApp, token: &str, set: &str) -> Answer {
+pub(crate) async fn read(app: &TestApp, token: &str, set: &str) -> Answer {
     let bearer = format!("Bearer {token}");
     app.get_uri(&odata_uri(set, &[]), &[("Authorization", bearer.as_str())])
         .await
 }
 
 /// `GET /auth/tokens` from `client`.
-async fn listing(client: &Client) -> Value {
+pub(crate) async fn listing(client: &Client) -> Value {
     let response = client
         .get("/auth/tokens")
         .header(rocket::http::ContentType::JSON)
@@ -41,7 +41,7 @@ async fn listing(client: &Client) -> Value {
 }
 
 /// Seconds from now until the RFC 3339 time `at`.
-fn seconds_until(at: &Value) -> i64 {
+pub(crate) fn seconds_until(at: &Value) -> i64 {
     let at = time::OffsetDateTime::parse(
         at.as_str().expect("a time"),
         &time::format_description::well_known::Rfc3339,
