@@ -60,7 +60,7 @@ source "$ROOT/bench/odata_tree_lib.sh"
 NAMES=("${TREE_NAMES[@]}")
 QUERIES=("${TREE_QUERIES[@]}")
 # A tree read in a statement log (bench/statements.py).
-TREE_STATEMENT='WITH RECURSIVE|SELECT .*gh_scoped'
+TREE_STATEMENT='WITH RECURSIVE|SELECT .*gh_shown'
 
 for tool in curl python3 wrk; do command -v "$tool" >/dev/null || die "$tool is required (wrk: apt-get install wrk)"; done
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then

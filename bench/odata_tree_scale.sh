@@ -74,7 +74,7 @@ engine_limit() {
       local n=20000 seconds
       seconds=$(mariadb-slap -h 127.0.0.1 -P 3306 -u root --create-schema=gh_tree --concurrency=1 \
         --iterations=1 --number-of-queries="$n" --query="$(unquoted "$2")" 2>/dev/null |
-        awk '/Average number of seconds/ {print $NF}')
+        awk '/Average number of seconds/ {print $(NF-1)}')
       python3 -c 'import sys; print("%.1f" % (int(sys.argv[1]) / float(sys.argv[2])))' "$n" "$seconds" ;;
     sqlite)
       python3 - "$DATA/tree-$SIZE.db" "$(unquoted "$2")" "${DURATION%s}" <<'PY'
@@ -122,7 +122,7 @@ explain() { # explain ENGINE: each Gatehouse statement of the two reads, explain
       stop_gh; start_gh postgres
       for q in "${QUERIES[@]}"; do curl -s -g -o /dev/null "$GH_BASE/Nodes?$q"; done
       "${PSQL[@]}" -c "ALTER DATABASE gh_tree RESET log_statement"
-      python3 "$ROOT/bench/statements.py" postgres "$PG_LOG" 'WITH RECURSIVE' >"$OUT/postgres-statements-$SIZE.sql"
+      python3 "$ROOT/bench/statements.py" postgres "$PG_LOG" 'SELECT .*gh_shown' >"$OUT/postgres-statements-$SIZE.sql"
       while IFS= read -r statement; do
         echo "-- $statement" >>"$OUT/postgres-explain-$SIZE.txt"
         "${PSQL[@]}" -d gh_tree -c "SET jit = off" -c "EXPLAIN (ANALYZE, BUFFERS) $statement" >>"$OUT/postgres-explain-$SIZE.txt" 2>&1 || true
@@ -133,7 +133,7 @@ explain() { # explain ENGINE: each Gatehouse statement of the two reads, explain
       "${MARIADB[@]}" -e "SET GLOBAL general_log_file = '$general', GLOBAL log_output = 'FILE', GLOBAL general_log = 1"
       for q in "${QUERIES[@]}"; do curl -fsS -g -o /dev/null "$GH_BASE/Nodes?$q"; done
       "${MARIADB[@]}" -e "SET GLOBAL general_log = 0"
-      python3 "$ROOT/bench/statements.py" mariadb "$general" 'WITH RECURSIVE' |
+      python3 "$ROOT/bench/statements.py" mariadb "$general" 'SELECT .*gh_shown' |
         sed -e 's/LIMIT ? OFFSET ?/LIMIT 111 OFFSET 0/' -e 's/= ?)/= 7)/' >"$OUT/mariadb-statements-$SIZE.sql"
       while IFS= read -r statement; do
         echo "-- $statement" >>"$OUT/mariadb-explain-$SIZE.txt"

@@ -164,6 +164,12 @@ async fn a_script_gets_a_token_once_after_the_person_allows_its_code() {
     assert_eq!(listed["value"][0]["name"], json!("Command line"));
     assert_eq!(listed["value"][0]["sets"], json!(["Users"]));
     assert_eq!(events(&app, user_id, "token_created").await.len(), 1);
+    // The person's SecurityEvents set lists it, with the token's label.
+    let uri = odata_uri("SecurityEvents", &[("$filter", "event eq 'token_created'")]);
+    let listed = app.get_uri(&uri, &[]).await;
+    listed.ok();
+    let detail = listed.value()[0]["detail"].to_string();
+    assert!(detail.contains("Command line"), "{detail}");
     // The code is answered: the screen no longer offers it.
     let page = screen(&app, user_code).await;
     assert!(!page.contains("/auth/device/approve"), "{page}");

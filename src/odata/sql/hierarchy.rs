@@ -289,9 +289,18 @@ impl<'t, 'a> Statement<'t, 'a> {
              FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.{key} AND c.gh_anchor = 0)"
         ));
         let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = t.{key})");
-        // Paths are digits only: bytes and characters count alike.
-        let below = "(SELECT COUNT(*) FROM gh_tree b WHERE b.gh_depth > t.gh_depth \
-                     AND SUBSTR(b.gh_path, 1, LENGTH(t.gh_path)) = t.gh_path)";
+        // Each shown node below the first level, paired with each of its
+        // shown ancestors (walked up through the parent column within the
+        // rows shown): a node's descendants shown are the pairs naming it,
+        // counted once for all rows rather than by a look at every row for
+        // each row.
+        ctes.push(format!(
+            "gh_above (gh_anc, gh_node) AS (\
+             SELECT t.{parent}, t.{key} FROM gh_tree t WHERE t.gh_anchor = 0 \
+             UNION ALL SELECT p.{parent}, u.gh_node FROM gh_above u JOIN gh_tree p ON p.{key} = u.gh_anc \
+             WHERE p.gh_anchor = 0)"
+        ));
+        let below = "COALESCE(d.gh_below, 0)";
         let (matched, matched_below) = match filtered {
             true => (
                 format!("CASE WHEN t.{key} IN (SELECT gh_key FROM gh_matched) THEN TRUE ELSE FALSE END"),
@@ -306,7 +315,8 @@ impl<'t, 'a> Statement<'t, 'a> {
             "SELECT t.*, t.gh_depth AS {}, \
              CASE WHEN {leaf} THEN 'leaf' WHEN t.gh_open > 0 THEN 'expanded' ELSE 'collapsed' END AS {}, \
              {below} AS {}, ROW_NUMBER() OVER (ORDER BY t.gh_path) - 1 AS {}, {matched} AS {}, {matched_below} AS {} \
-             FROM gh_tree t",
+             FROM gh_tree t LEFT JOIN (SELECT gh_anc, COUNT(*) AS gh_below FROM gh_above GROUP BY gh_anc) d \
+             ON d.gh_anc = t.{key}",
             q("DistanceFromRoot"),
             q("DrillState"),
             q("LimitedDescendantCount"),
