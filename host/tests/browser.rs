@@ -801,13 +801,19 @@ async fn shown(browser: &Browser, css: &str) -> bool {
 
 /// Sets up Ada's organisation, so that signing in leads to the dashboard.
 async fn set_up_organisation(browser: &Browser) {
+    submit_organisation(browser).await;
+    browser.wait_for_path("/dashboard").await;
+}
+
+/// Fills in and submits the organisation set-up screen (does not wait for
+/// where the intent loop goes next).
+async fn submit_organisation(browser: &Browser) {
     browser.wait_for_path("/login/org-setup").await;
     browser.fill("org_name", "Analytical Engines Ltd").await;
     browser.choose("legal_form", "1").await;
     browser.choose("company_size", "small").await;
     browser.choose("function", "tech_lead").await;
     browser.submit("/auth/intents/org-setup").await;
-    browser.wait_for_path("/dashboard").await;
 }
 
 /// Adds a passkey named `name` from the account screen (the browser's

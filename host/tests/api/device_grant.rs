@@ -21,6 +21,16 @@ pub(crate) async fn app() -> TestApp {
     spawn_app_with(|f| f.merge(("auth.device_clients", json!({"cli": "Command line"})))).await
 }
 
+/// The host, Ada signed in on its client, and a script's client (no
+/// cookies) beside her.
+async fn signed_in() -> (TestApp, Client) {
+    let app = app().await;
+    app.create_user(EMAIL, PASSWORD).await;
+    assert_eq!(app.login(EMAIL, PASSWORD).await, Status::Ok);
+    let script_client = app.another_instance().await;
+    (app, script_client)
+}
+
 /// A form post of `body` to `path` as a script sends it: its status, its
 /// JSON and its `Cache-Control`.
 async fn script(client: &Client, path: &str, body: &str) -> (Status, Value, Option<String>) {
@@ -181,10 +191,7 @@ async fn a_script_gets_a_token_once_after_the_person_allows_its_code() {
 
 #[rocket::async_test]
 async fn a_denied_an_expired_and_a_foreign_code_get_rfc_8628_errors() {
-    let app = app().await;
-    app.create_user(EMAIL, PASSWORD).await;
-    assert_eq!(app.login(EMAIL, PASSWORD).await, Status::Ok);
-    let script_client = app.another_instance().await;
+    let (app, script_client) = signed_in().await;
 
     let denied = codes(&script_client, "odata:read").await;
     let user_code = denied["user_code"].as_str().unwrap();
@@ -293,10 +300,7 @@ async fn a_denied_an_expired_and_a_foreign_code_get_rfc_8628_errors() {
 
 #[rocket::async_test]
 async fn wrong_user_codes_are_throttled_per_address_then_right_ones_too() {
-    let app = app().await;
-    app.create_user(EMAIL, PASSWORD).await;
-    assert_eq!(app.login(EMAIL, PASSWORD).await, Status::Ok);
-    let script_client = app.another_instance().await;
+    let (app, script_client) = signed_in().await;
     let asked = codes(&script_client, "odata:read").await;
     for wrong in [
         "BCDF-GHJK",

@@ -458,11 +458,15 @@ async fn employee(app: &TestApp, id: i64, org: i64, manager: Option<i64>, name: 
     app.execute(insert).await;
 }
 
-/// The rows of `apply` over `Employees` as (id, drill state, distance,
+/// The rows of `apply` over `set` as (id, drill state, distance,
 /// descendants shown), and `@odata.count`.
-async fn chart(app: &TestApp, apply: &str) -> (Vec<(i64, String, i64, i64)>, Option<i64>) {
+async fn tree_rows(
+    app: &TestApp,
+    set: &str,
+    apply: &str,
+) -> (Vec<(i64, String, i64, i64)>, Option<i64>) {
     let answer = app
-        .odata(&format!("Employees?$apply={apply}&$count=true"))
+        .odata(&format!("{set}?$apply={apply}&$count=true"))
         .await;
     answer.ok();
     let rows = answer
@@ -478,6 +482,11 @@ async fn chart(app: &TestApp, apply: &str) -> (Vec<(i64, String, i64, i64)>, Opt
         })
         .collect();
     (rows, answer.json()["@odata.count"].as_i64())
+}
+
+/// The rows of `apply` over `Employees` (see [`tree_rows`]).
+async fn chart(app: &TestApp, apply: &str) -> (Vec<(i64, String, i64, i64)>, Option<i64>) {
+    tree_rows(app, "Employees", apply).await
 }
 
 #[rocket::async_test]
@@ -555,22 +564,12 @@ const WITH_ORPHAN: &[Member] = &[
 
 /// The ids, depths and drill states of `apply` over `Staff`, and the count.
 async fn staff(app: &TestApp, apply: &str) -> (Vec<(i64, i64, String)>, Option<i64>) {
-    let answer = app
-        .odata(&format!("Staff?$apply={apply}&$count=true"))
-        .await;
-    answer.ok();
-    let rows = answer
-        .value()
-        .iter()
-        .map(|r| {
-            (
-                r["id"].as_i64().expect("id"),
-                r["DistanceFromRoot"].as_i64().expect("distance"),
-                r["DrillState"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
+    let (rows, count) = tree_rows(app, "Staff", apply).await;
+    let rows = rows
+        .into_iter()
+        .map(|(id, drill, depth, _)| (id, depth, drill))
         .collect();
-    (rows, answer.json()["@odata.count"].as_i64())
+    (rows, count)
 }
 
 #[rocket::async_test]

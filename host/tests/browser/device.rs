@@ -6,7 +6,9 @@
 use serde_json::Value;
 
 use super::harness::{Browser, BrowserOptions, Js, Site, SiteOptions};
-use super::{assert_worded, axe_script, axe_violations, setup, EMAIL, PASSWORD};
+use super::{
+    assert_worded, axe_script, axe_violations, setup, submit_organisation, EMAIL, PASSWORD,
+};
 
 /// The device authorization grant's form-encoded grant type.
 const GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
@@ -53,12 +55,7 @@ async fn follow_the_link(browser: &Browser, site: &Site, asked: &Value) {
     browser.fill("email", EMAIL).await;
     browser.fill("password", PASSWORD).await;
     browser.submit("/auth/login").await;
-    browser.wait_for_path("/login/org-setup").await;
-    browser.fill("org_name", "Analytical Engines Ltd").await;
-    browser.choose("legal_form", "1").await;
-    browser.choose("company_size", "small").await;
-    browser.choose("function", "tech_lead").await;
-    browser.submit("/auth/intents/org-setup").await;
+    submit_organisation(browser).await;
     browser.wait_for_path("/device").await;
     browser.wait_for_element("[data-device-request]").await;
 }
