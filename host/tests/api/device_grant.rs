@@ -31,6 +31,16 @@ async fn signed_in() -> (TestApp, Client) {
     (app, script_client)
 }
 
+/// Ada's reply to `user_code` (`approve` or `deny`) as JSON.
+async fn reply_to(app: &TestApp, how: &str, user_code: &str) -> (Status, Value) {
+    post(
+        &app.client,
+        &format!("/auth/device/{how}"),
+        json!({"user_code": user_code}),
+    )
+    .await
+}
+
 /// A form post of `body` to `path` as a script sends it: its status, its
 /// JSON and its `Cache-Control`.
 async fn script(client: &Client, path: &str, body: &str) -> (Status, Value, Option<String>) {
@@ -136,12 +146,7 @@ async fn a_script_gets_a_token_once_after_the_person_allows_its_code() {
         "authorization_pending",
     );
 
-    let (status, answer) = post(
-        &app.client,
-        "/auth/device/approve",
-        json!({"user_code": user_code}),
-    )
-    .await;
+    let (status, answer) = reply_to(&app, "approve", user_code).await;
     assert_eq!(
         (status, answer),
         (Status::Ok, json!({"message": "device_approved"}))
@@ -195,12 +200,7 @@ async fn a_denied_an_expired_and_a_foreign_code_get_rfc_8628_errors() {
 
     let denied = codes(&script_client, "odata:read").await;
     let user_code = denied["user_code"].as_str().unwrap();
-    let (status, answer) = post(
-        &app.client,
-        "/auth/device/deny",
-        json!({"user_code": user_code}),
-    )
-    .await;
+    let (status, answer) = reply_to(&app, "deny", user_code).await;
     assert_eq!(
         (status, answer),
         (Status::Ok, json!({"message": "device_denied"}))
@@ -208,12 +208,7 @@ async fn a_denied_an_expired_and_a_foreign_code_get_rfc_8628_errors() {
     let device_code = denied["device_code"].as_str().unwrap();
     assert_oauth_error(poll(&script_client, device_code).await, "access_denied");
     // A denied code cannot be allowed afterwards.
-    let (status, answer) = post(
-        &app.client,
-        "/auth/device/approve",
-        json!({"user_code": user_code}),
-    )
-    .await;
+    let (status, answer) = reply_to(&app, "approve", user_code).await;
     assert_eq!(status, Status::UnprocessableEntity, "{answer}");
     assert_eq!(answer["message"], json!("device_code_unknown"));
 
@@ -228,12 +223,7 @@ async fn a_denied_an_expired_and_a_foreign_code_get_rfc_8628_errors() {
     let device_code = expired["device_code"].as_str().unwrap();
     assert_oauth_error(poll(&script_client, device_code).await, "expired_token");
     let user_code = expired["user_code"].as_str().unwrap();
-    let (status, answer) = post(
-        &app.client,
-        "/auth/device/approve",
-        json!({"user_code": user_code}),
-    )
-    .await;
+    let (status, answer) = reply_to(&app, "approve", user_code).await;
     assert_eq!(status, Status::UnprocessableEntity, "{answer}");
 
     assert_oauth_error(poll(&script_client, "no-such-code").await, "invalid_grant");
@@ -309,22 +299,12 @@ async fn wrong_user_codes_are_throttled_per_address_then_right_ones_too() {
         "BBBB-BBBB",
         "CCCC-CCCC",
     ] {
-        let (status, answer) = post(
-            &app.client,
-            "/auth/device/approve",
-            json!({"user_code": wrong}),
-        )
-        .await;
+        let (status, answer) = reply_to(&app, "approve", wrong).await;
         assert_eq!(status, Status::UnprocessableEntity, "{wrong}: {answer}");
         assert_eq!(answer["message"], json!("device_code_unknown"));
     }
     let right = asked["user_code"].as_str().unwrap();
-    let (status, answer) = post(
-        &app.client,
-        "/auth/device/approve",
-        json!({"user_code": right}),
-    )
-    .await;
+    let (status, answer) = reply_to(&app, "approve", right).await;
     assert_eq!(status, Status::TooManyRequests, "{answer}");
     assert_eq!(answer["message"], json!("auth_throttle"));
     let page = screen(&app, right).await;
