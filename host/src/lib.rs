@@ -7,7 +7,7 @@
 pub mod cli;
 mod demo;
 mod logging;
-mod odata;
+pub mod odata;
 mod org;
 mod pages;
 

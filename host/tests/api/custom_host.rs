@@ -55,7 +55,8 @@ async fn assert_fails_to_ignite(rocket: Rocket<Build>) {
     }
 }
 
-fn host(figment: Figment, gatehouse: Gatehouse) -> Rocket<Build> {
+/// A host of its own: a home page, a dashboard and `gatehouse`.
+pub(crate) fn host(figment: Figment, gatehouse: Gatehouse) -> Rocket<Build> {
     rocket::custom(figment)
         .mount("/", routes![home, dashboard])
         .attach(gatehouse)

@@ -489,9 +489,9 @@ async fn chart(app: &TestApp, apply: &str) -> (Vec<(i64, String, i64, i64)>, Opt
     tree_rows(app, "Employees", apply).await
 }
 
-#[rocket::async_test]
-async fn the_callers_scope_cuts_the_tree_before_anything_is_computed() {
-    let app = crate::helpers::spawn_app().await;
+/// Alice of Alpha and Bob of Beta, and Alpha's chart reaching into Beta:
+/// Dev (Beta) reports to Lead (Alpha); Solo (Beta) reports to nobody.
+async fn two_organisations_charts(app: &TestApp) {
     let (alpha, beta) = (
         app.organisation("Alpha").await,
         app.organisation("Beta").await,
@@ -511,11 +511,17 @@ async fn the_callers_scope_cuts_the_tree_before_anything_is_computed() {
         app.execute(join).await;
     }
     // Alpha's chart reaches into Beta: Dev (Beta) reports to Lead (Alpha).
-    employee(&app, 1, alpha, None, "Root").await;
-    employee(&app, 2, alpha, Some(1), "Lead").await;
-    employee(&app, 3, beta, Some(2), "Dev").await;
-    employee(&app, 4, beta, Some(3), "Intern").await;
-    employee(&app, 5, beta, None, "Solo").await;
+    employee(app, 1, alpha, None, "Root").await;
+    employee(app, 2, alpha, Some(1), "Lead").await;
+    employee(app, 3, beta, Some(2), "Dev").await;
+    employee(app, 4, beta, Some(3), "Intern").await;
+    employee(app, 5, beta, None, "Solo").await;
+}
+
+#[rocket::async_test]
+async fn the_callers_scope_cuts_the_tree_before_anything_is_computed() {
+    let app = crate::helpers::spawn_app().await;
+    two_organisations_charts(&app).await;
     let apply = format!(
         "{TOP}(HierarchyNodes=$root/Employees,HierarchyQualifier='OrgChart',NodeProperty='id')"
     );
@@ -631,4 +637,41 @@ async fn an_unknown_kind_of_roots_is_refused_at_start() {
     };
     let refused = matches!(error.kind(), rocket::error::ErrorKind::FailedFairings(_));
     assert!(refused, "the Gatehouse fairing refuses it");
+}
+
+#[rocket::async_test]
+async fn with_null_parent_roots_a_scoped_caller_sees_only_the_trees_of_their_own_roots() {
+    let app = crate::helpers::spawn_host(|figment| {
+        let sets = gatehouse_host::odata::sets().map(|set| match set.name.as_str() {
+            "Employees" => set.hierarchy_roots(gatehouse::odata::Roots::NullParent),
+            _ => set,
+        });
+        let gatehouse = sets
+            .into_iter()
+            .fold(gatehouse::Gatehouse::new(), gatehouse::Gatehouse::odata_set);
+        crate::custom_host::host(figment, gatehouse)
+    })
+    .await;
+    two_organisations_charts(&app).await;
+    let apply = format!(
+        "{TOP}(HierarchyNodes=$root/Employees,HierarchyQualifier='OrgChart',NodeProperty='id')"
+    );
+    let password = crate::helpers::PASSWORD;
+    assert_eq!(app.login("alice@example.org", password).await.code, 200);
+    let (rows, count) = chart(&app, &apply).await;
+    let alphas = vec![
+        (1, "expanded".to_owned(), 0, 1),
+        (2, "leaf".to_owned(), 1, 0),
+    ];
+    assert_eq!((rows, count), (alphas, Some(2)));
+    app.logout().await;
+
+    assert_eq!(app.login("bob@example.org", password).await.code, 200);
+    let (rows, count) = chart(&app, &apply).await;
+    let solo = vec![(5, "leaf".to_owned(), 0, 0)];
+    assert_eq!(
+        (rows, count),
+        (solo, Some(1)),
+        "Dev's manager is out of Bob's scope: with null_parent roots Dev is no root"
+    );
 }
