@@ -14,6 +14,9 @@
 # connection (PostgreSQL: pgbench; MariaDB: mariadb-slap; SQLite: Python's
 # sqlite3 in a loop): the roots by the parent index, their children by it,
 # and for each row shown one probe of the parent index telling a leaf.
+# Gatehouse's own floor: the same ten children read as plain rows
+# ($filter on the parent column, $count, no tree function), so that what a
+# request costs Gatehouse before any tree is made is measured beside them.
 # Gatehouse: wrk -t1 -c1 (one request at a time) for DURATION after WARMUP,
 # ROUNDS rounds; per round the engine's limit is measured right before.
 # Each Gatehouse statement is EXPLAIN'd (PostgreSQL: EXPLAIN ANALYZE from the
@@ -60,6 +63,7 @@ echo "output: $OUT"
 # SQLite forms drop the quotes.
 LIMIT_TOPLEVELS='SELECT n."ID", n.name, n."parent_ID", EXISTS (SELECT 1 FROM nodes k WHERE k."parent_ID" = n."ID") AS has_children FROM nodes n WHERE n."parent_ID" IS NULL UNION ALL SELECT c."ID", c.name, c."parent_ID", EXISTS (SELECT 1 FROM nodes k WHERE k."parent_ID" = c."ID") FROM nodes r JOIN nodes c ON c."parent_ID" = r."ID" WHERE r."parent_ID" IS NULL'
 LIMIT_CHILDREN='SELECT c."ID", c.name, EXISTS (SELECT 1 FROM nodes k WHERE k."parent_ID" = c."ID") AS has_children FROM nodes c WHERE c."parent_ID" = 7'
+PLAIN_CHILDREN='$filter=parent_ID%20eq%207&$select=ID,name&$count=true&$skip=0&$top=110'
 unquoted() { sed 's/"//g' <<<"$1"; }
 
 # engine_limit ENGINE STATEMENT: statements per second on one connection.
@@ -164,6 +168,9 @@ for SIZE in $SIZES; do
         printf '%s\t%s\t%s\t%s\tgatehouse\t%s\n' "$SIZE" "$engine" "$name" "$round" "$gh" >>"$OUT/runs.tsv"
         echo "   $engine round $round $name: engine limit $limit/s, gatehouse $gh req/s"
       done
+      plain=$(measure "$GH_BASE/Nodes?$PLAIN_CHILDREN" "$OUT/$SIZE-$engine-plain-$round.wrk")
+      printf '%s\t%s\tplain\t%s\tgatehouse\t%s\n' "$SIZE" "$engine" "$round" "$plain" >>"$OUT/runs.tsv"
+      echo "   $engine round $round plain children: gatehouse $plain req/s"
     done
     stop_gh
   done
@@ -172,7 +179,11 @@ done
 python3 - "$OUT/runs.tsv" >"$OUT/summary.md" <<'PY'
 import csv, statistics, sys
 runs = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-keys = sorted({(int(r["size"]), r["engine"], r["query"]) for r in runs})
+keys = sorted({(int(r["size"]), r["engine"], r["query"]) for r in runs if r["query"] != "plain"})
+plain = {}
+for r in runs:
+    if r["query"] == "plain":
+        plain.setdefault((int(r["size"]), r["engine"]), []).append(float(r["req_s"]))
 print("| nodes | engine | read | engine's limit /s (median) | Gatehouse req/s (median) | Gatehouse ms (median) | share of the limit (median of per-round ratios) |")
 print("|---|---|---|---|---|---|---|")
 for size, engine, query in keys:
@@ -184,5 +195,13 @@ for size, engine, query in keys:
     gh = statistics.median(v["gatehouse"] for v in by_round.values())
     share = statistics.median(v["gatehouse"] / v["limit"] for v in by_round.values())
     print(f"| {size:,} | {engine} | {query} | {limit:,.0f} | {gh:,.0f} | {1000 / gh:.2f} | {share:.0%} |")
+print()
+print("Gatehouse's floor: the same ten children as plain rows ($filter on the parent column), req/s, median")
+print()
+print("| nodes | engine | plain children req/s | ms |")
+print("|---|---|---|---|")
+for (size, engine), values in sorted(plain.items()):
+    v = statistics.median(values)
+    print(f"| {size:,} | {engine} | {v:,.0f} | {1000 / v:.2f} |")
 PY
 cat "$OUT/summary.md"

@@ -416,6 +416,33 @@ impl Dialect {
         }
     }
 
+    /// An integer key as fixed-width digits that sort as the keys do, one
+    /// level of a path in preorder when siblings are in key order:
+    /// ten digits (the key plus 2³¹) for a 16- or 32-bit key, a sign digit
+    /// and nineteen for a 64-bit one.
+    pub(crate) fn key_digits(self, key: &str, wide: bool) -> String {
+        let pad = |value: &str, width: u8| match self {
+            Self::Sqlite => format!("printf('%0{width}d', {value})"),
+            Self::Postgres => format!("LPAD(CAST({value} AS TEXT), {width}, '0')"),
+            Self::MySql => format!("LPAD(CAST({value} AS CHAR), {width}, '0')"),
+        };
+        if !wide {
+            return pad(&format!("{key} + 2147483648"), 10);
+        }
+        let negative = self.concat("'0'", &pad(&format!("{key} + 9223372036854775807 + 1"), 19));
+        let positive = self.concat("'1'", &pad(key, 19));
+        format!("CASE WHEN {key} < 0 THEN {negative} ELSE {positive} END")
+    }
+
+    /// The first value of a recursive walk's path column, typed to hold
+    /// `length` characters of digits: MariaDB sizes the column by it.
+    pub(crate) fn path_column(self, first: &str, length: u32) -> String {
+        match self {
+            Self::MySql => format!("CAST({first} AS CHAR({length}) CHARACTER SET ascii)"),
+            Self::Postgres | Self::Sqlite => first.to_owned(),
+        }
+    }
+
     /// The join of a walk down a tree, one level's nodes found by their
     /// parent among the level above: MariaDB would read every node for each
     /// level and look its parent up instead, so the order written is kept

@@ -622,6 +622,35 @@ async fn null_parent_roots_are_the_nodes_without_a_parent_and_orphans_are_not() 
     );
 }
 
+/// Keys on both sides of zero and at both ends of 64 bits: siblings come
+/// in the keys' numeric order, not their text's.
+const SIGNED: &[Member] = &[
+    m(-3, "Minus", None),
+    m(4, "Four", None),
+    m(10, "Ten", Some(-3)),
+    m(-7, "MinusSeven", Some(-3)),
+    m(0, "Zero", Some(-3)),
+    m(i64::MAX, "Max", Some(0)),
+    m(i64::MIN, "Min", Some(0)),
+    m(-1, "MinusOne", Some(0)),
+    m(9, "Nine", Some(4)),
+];
+
+#[rocket::async_test]
+async fn siblings_come_in_numeric_key_order_across_the_sign_and_64_bits() {
+    let app = spawn_tree_of(SIGNED, SETS).await;
+    let (rows, count) = tree_rows(&app, "Staff", &top_levels("")).await;
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(ids, [-3, -7, 0, i64::MIN, -1, i64::MAX, 10, 4, 9]);
+    assert_eq!(count, Some(9));
+    let below: Vec<(i64, i64)> = rows.iter().map(|r| (r.0, r.3)).collect();
+    assert_eq!(below[..3], [(-3, 6), (-7, 0), (0, 3)], "{below:?}");
+    let descendants = "descendants($root/Staff,OrgChart,id,filter(id eq 0 or id eq 4),1)";
+    let (rows, _) = tree_rows(&app, "Staff", descendants).await;
+    let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(ids, [i64::MIN, -1, i64::MAX, 9], "by parent, then key");
+}
+
 #[rocket::async_test]
 async fn an_unknown_kind_of_roots_is_refused_at_start() {
     let sets = SETS.replace(

@@ -6,14 +6,18 @@
 //! The caller's scope restricts the nodes first (`gh_scoped`; the table
 //! itself when the set has none): by default a node whose parent is outside
 //! it is a root; with `roots = "null_parent"` only a node without a parent
-//! is, found through the parent column's index. The tree is walked down from the roots
-//! (or from the start nodes of `descendants`) through the parent column,
-//! each row carrying the node's columns, its depth and how many levels
-//! below it are shown (`Levels` and `ExpandLevels`), so that nothing after
-//! the walk joins the set again; only the nodes shown are then ranked
-//! among their siblings (by the `orderby` given, then the key) and given a
-//! path (each level's rank as eight digits, so that the paths sort in
-//! preorder). Only nodes reached from a root are read: a cycle in the
+//! is, found through the parent column's index. The tree is walked down
+//! from the roots (or from the start nodes of `descendants`) through the
+//! parent column, each row carrying the node's columns, its depth and how
+//! many levels below it are shown (`Levels` and `ExpandLevels`), so that
+//! nothing after the walk joins the set again. Each node gets a path that
+//! sorts in preorder: when siblings are in key order and the key is an
+//! integer, its ancestors' keys and its own as fixed-width digits, made
+//! by the walk itself; otherwise the nodes shown are then ranked among
+//! their siblings (by the `orderby` given, then the key) and walked again,
+//! each level's rank as eight digits. A node's shown descendants are
+//! counted from the paths (each path's prefixes name its ancestors). Only
+//! nodes reached from a root are read: a cycle in the
 //! data has no root and is never followed; the depth is bounded by
 //! [`MAX_DEPTH`]. Everything here was checked (`check::apply`): only the
 //! statement is written.
@@ -187,6 +191,30 @@ impl<'t, 'a> Statement<'t, 'a> {
         terms.join(", ")
     }
 
+    /// Whether siblings are in key order and the key an integer: then
+    /// whether it is 64-bit (`Some(true)`) or narrower.
+    fn key_width(&self) -> Option<bool> {
+        let key_order = match self.tree.order.as_slice() {
+            [] => true,
+            [(property, false)] => property.name == self.tree.key.name,
+            _ => false,
+        };
+        match self.tree.key.edm_type {
+            EdmType::Int16 | EdmType::Int32 if key_order => Some(false),
+            EdmType::Int64 if key_order => Some(true),
+            _ => None,
+        }
+    }
+
+    /// The digits of one level of a path by keys.
+    fn digits(wide: bool) -> u32 {
+        if wide {
+            20
+        } else {
+            10
+        }
+    }
+
     /// The statement and its binds.
     fn text(mut self) -> Result<(String, Vec<Bind>), QueryError> {
         let tree = self.tree;
@@ -257,48 +285,78 @@ impl<'t, 'a> Statement<'t, 'a> {
             }
         };
         let down = d.walk_down_join();
+        // Siblings in key order with an integer key: each node's path is
+        // its parent's and its own key's digits, made as the walk goes.
+        let keyed = self.key_width();
+        let (path0, path_step) = match keyed {
+            Some(wide) => {
+                let own = d.key_digits(&format!("r.{key}"), wide);
+                let first = match anchors_by_parent {
+                    true => d.concat(&d.key_digits(&format!("r.{parent}"), wide), &own),
+                    false => own,
+                };
+                let length = Self::digits(wide) * (MAX_DEPTH + 2);
+                let step = d.concat("p.gh_path", &d.key_digits(&format!("c.{key}"), wide));
+                (
+                    format!(", {} AS gh_path", d.path_column(&first, length)),
+                    format!(", {step}"),
+                )
+            }
+            None => (String::new(), String::new()),
+        };
         // First the nodes shown, with their columns, each with its depth
         // and the levels shown below it, walked down through the parent
         // column only: nothing after this reads the set again but to tell
         // a leaf.
         ctes.push(format!(
             "gh_shown AS (\
-             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor FROM {source} r WHERE {anchor} \
-             UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0 \
+             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor{path0} FROM {source} r WHERE {anchor} \
+             UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0{path_step} \
              FROM gh_shown p {down} {source} c ON c.{parent} = p.{key} \
              WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
         ));
-        // Then only those are ranked among their siblings (the first level
-        // shown as siblings of one another), ...
-        let lead = match anchors_by_parent {
-            true => format!("CASE WHEN {t0}.gh_anchor = 1 THEN {t0}.{parent} END, "),
-            false => String::new(),
+        // The path's characters per level, and the first level's.
+        let (tree_rows, width, first) = match keyed {
+            Some(wide) => {
+                let width = Self::digits(wide);
+                let levels = if anchors_by_parent { 2 } else { 1 };
+                ("gh_shown", width, width * levels)
+            }
+            None => {
+                // Otherwise only the nodes shown are ranked among their
+                // siblings (the first level shown as siblings of one
+                // another), ...
+                let lead = match anchors_by_parent {
+                    true => format!("CASE WHEN {t0}.gh_anchor = 1 THEN {t0}.{parent} END, "),
+                    false => String::new(),
+                };
+                ctes.push(format!(
+                    "gh_ranked AS (SELECT {t0}.*, \
+                     ROW_NUMBER() OVER (PARTITION BY CASE WHEN {t0}.gh_anchor = 1 THEN NULL ELSE {t0}.{parent} END \
+                     ORDER BY {lead}{order}) AS gh_sibling FROM gh_shown AS {t0})"
+                ));
+                // ... and given their paths, eight digits a level.
+                let path0 = d.rank_digits("r.gh_sibling");
+                let path_step = d.concat("p.gh_path", &d.rank_digits("c.gh_sibling"));
+                ctes.push(format!(
+                    "gh_tree AS (\
+                     SELECT r.*, {path0} AS gh_path FROM gh_ranked r WHERE r.gh_anchor = 1 \
+                     UNION ALL SELECT c.*, {path_step} \
+                     FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.{key} AND c.gh_anchor = 0)"
+                ));
+                ("gh_tree", 8, 8)
+            }
         };
-        ctes.push(format!(
-            "gh_ranked AS (SELECT {t0}.*, \
-             ROW_NUMBER() OVER (PARTITION BY CASE WHEN {t0}.gh_anchor = 1 THEN NULL ELSE {t0}.{parent} END \
-             ORDER BY {lead}{order}) AS gh_sibling FROM gh_shown AS {t0})"
-        ));
-        // ... and given their preorder paths.
-        let path0 = d.rank_digits("r.gh_sibling");
-        let path_step = d.concat("p.gh_path", &d.rank_digits("c.gh_sibling"));
-        ctes.push(format!(
-            "gh_tree AS (\
-             SELECT r.*, {path0} AS gh_path FROM gh_ranked r WHERE r.gh_anchor = 1 \
-             UNION ALL SELECT c.*, {path_step} \
-             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.{key} AND c.gh_anchor = 0)"
-        ));
         let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = t.{key})");
         // Each shown node below the first level, paired with each of its
-        // shown ancestors (walked up through the parent column within the
-        // rows shown): a node's descendants shown are the pairs naming it,
-        // counted once for all rows rather than by a look at every row for
-        // each row.
+        // shown ancestors, named by their paths (a prefix of its own, one
+        // level shorter each step): a node's descendants shown are the
+        // pairs naming it, counted once for all rows rather than by a look
+        // at every row for each row.
         ctes.push(format!(
-            "gh_above (gh_anc, gh_node) AS (\
-             SELECT t.{parent}, t.{key} FROM gh_tree t WHERE t.gh_anchor = 0 \
-             UNION ALL SELECT p.{parent}, u.gh_node FROM gh_above u JOIN gh_tree p ON p.{key} = u.gh_anc \
-             WHERE p.gh_anchor = 0)"
+            "gh_above (gh_len, gh_path) AS (\
+             SELECT LENGTH(t.gh_path) - {width}, t.gh_path FROM {tree_rows} t WHERE t.gh_anchor = 0 \
+             UNION ALL SELECT u.gh_len - {width}, u.gh_path FROM gh_above u WHERE u.gh_len > {first})"
         ));
         let below = "COALESCE(d.gh_below, 0)";
         let (matched, matched_below) = match filtered {
@@ -315,8 +373,8 @@ impl<'t, 'a> Statement<'t, 'a> {
             "SELECT t.*, t.gh_depth AS {}, \
              CASE WHEN {leaf} THEN 'leaf' WHEN t.gh_open > 0 THEN 'expanded' ELSE 'collapsed' END AS {}, \
              {below} AS {}, ROW_NUMBER() OVER (ORDER BY t.gh_path) - 1 AS {}, {matched} AS {}, {matched_below} AS {} \
-             FROM gh_tree t LEFT JOIN (SELECT gh_anc, COUNT(*) AS gh_below FROM gh_above GROUP BY gh_anc) d \
-             ON d.gh_anc = t.{key}",
+             FROM {tree_rows} t LEFT JOIN (SELECT SUBSTR(gh_path, 1, gh_len) AS gh_anc, COUNT(*) AS gh_below \
+             FROM gh_above GROUP BY SUBSTR(gh_path, 1, gh_len)) d ON d.gh_anc = t.gh_path",
             q("DistanceFromRoot"),
             q("DrillState"),
             q("LimitedDescendantCount"),
