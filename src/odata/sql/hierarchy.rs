@@ -108,15 +108,28 @@ impl<'t, 'a> Statement<'t, 'a> {
     /// Whether a node whose parent's key is `parent` is a root of the
     /// nodes of `source`: it has no parent, or ([`Roots::MissingParent`])
     /// none among them. A null parent alone is found through the parent
-    /// column's index; a missing one needs every node looked at.
-    fn root(&self, source: &str, parent: &str) -> String {
+    /// column's index; a missing one needs every node looked at when all
+    /// roots are sought, and one probe of the key per node when a few
+    /// nodes are asked about (`few`).
+    fn root(&self, source: &str, parent: &str, few: bool) -> String {
         let key = &self.key;
-        match self.tree.roots {
-            Roots::NullParent => format!("{parent} IS NULL"),
-            Roots::MissingParent => format!(
+        match (self.tree.roots, few) {
+            (Roots::NullParent, _) => format!("{parent} IS NULL"),
+            (Roots::MissingParent, false) => format!(
                 "{parent} IS NULL OR NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{key} = {parent})"
             ),
+            (Roots::MissingParent, true) => {
+                format!("{parent} IS NULL OR {}", Self::absent(source, key, parent))
+            }
         }
+    }
+
+    /// Whether no node of `source` has `value` in `column`: one probe of
+    /// the column's index for each row asking, written as a value rather
+    /// than `NOT EXISTS` so that no planner reads every node to hash them
+    /// instead (PostgreSQL does when it expects many rows to ask).
+    fn absent(source: &str, column: &str, value: &str) -> String {
+        format!("(SELECT 1 FROM {source} k WHERE k.{column} = {value} LIMIT 1) IS NULL")
     }
 
     /// The levels shown below a node whose key is `key` when `otherwise`
@@ -261,7 +274,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                 let below_roots = self.levels(*levels, 1);
                 let root_open = self.open(expand, &format!("r.{key}"), &below_roots);
                 let child_open = self.open(expand, &format!("c.{key}"), "p.gh_open - 1");
-                let root = self.root(source, &format!("r.{parent}"));
+                let root = self.root(source, &format!("r.{parent}"), false);
                 (root, "0".to_owned(), root_open, child_open, false)
             }
             TreeShape::Descendants { start, distance } => {
@@ -271,7 +284,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                 ));
                 // A start node counts only when it is reached from a root.
                 ctes.push(self.rootward("gh_rootward", source, "gh_start"));
-                let top = self.root(source, "u.gh_parent");
+                let top = self.root(source, "u.gh_parent", true);
                 ctes.push(format!(
                     "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
                      WHERE {top} GROUP BY u.gh_start)"
@@ -347,7 +360,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                 ("gh_tree", 8, 8)
             }
         };
-        let leaf = format!("NOT EXISTS (SELECT 1 FROM {source} k WHERE k.{parent} = t.{key})");
+        let leaf = Self::absent(source, &parent, &format!("t.{key}"));
         // Each shown node below the first level, paired with each of its
         // shown ancestors, named by their paths (a prefix of its own, one
         // level shorter each step): a node's descendants shown are the
