@@ -10,7 +10,12 @@ fn main() -> std::process::ExitCode {
 /// with OData pages built on read threads that holds many idle copies of
 /// large buffers. Two arenas and a fixed threshold above which buffers are
 /// mapped (and unmapped when freed) keep the resident size near what is in
-/// use.
+/// use. Fixing that threshold also fixes the one above which an arena's
+/// free top is handed back to the kernel at 128 KiB: SQLite's temporary
+/// tables (a tree read's walk, a sort) take and free more than that on
+/// every statement, so each one faulted fresh zeroed pages in again
+/// (BENCHMARKS.md, tree tables at a million nodes). Up to 8 MiB of free top
+/// per arena is kept.
 fn limit_allocator_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only adjusts allocator tuning; it is called before any
@@ -18,5 +23,6 @@ fn limit_allocator_arenas() {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 8 * 1024 * 1024);
     }
 }

@@ -269,13 +269,14 @@ impl<'t, 'a> Statement<'t, 'a> {
             None => false,
         };
         let order = self.sibling_order();
-        let (anchor, depth0, open0, step_open, anchors_by_parent) = match &tree.shape {
+        let (anchors, depth0, open0, step_open, anchors_by_parent) = match &tree.shape {
             TreeShape::TopLevels { levels, expand } => {
                 let below_roots = self.levels(*levels, 1);
                 let root_open = self.open(expand, &format!("r.{key}"), &below_roots);
                 let child_open = self.open(expand, &format!("c.{key}"), "p.gh_open - 1");
                 let root = self.root(source, &format!("r.{parent}"), false);
-                (root, "0".to_owned(), root_open, child_open, false)
+                let anchors = format!("{source} r WHERE {root}");
+                (anchors, "0".to_owned(), root_open, child_open, false)
             }
             TreeShape::Descendants { start, distance } => {
                 let picked = self.picked(start)?;
@@ -290,11 +291,13 @@ impl<'t, 'a> Statement<'t, 'a> {
                      WHERE {top} GROUP BY u.gh_start)"
                 ));
                 let below = self.levels(*distance, 1);
-                let anchor = format!("r.{parent} IN (SELECT gh_start FROM gh_rooted)");
-                let depth0 = format!(
-                    "(SELECT s.gh_depth + 1 FROM gh_rooted s WHERE s.gh_start = r.{parent})"
+                // The start nodes' children, read once with their depth.
+                let anchors = format!(
+                    "gh_rooted s {} {source} r ON r.{parent} = s.gh_start",
+                    d.walk_down_join()
                 );
-                (anchor, depth0, below, "p.gh_open - 1".to_owned(), true)
+                let depth0 = "s.gh_depth + 1".to_owned();
+                (anchors, depth0, below, "p.gh_open - 1".to_owned(), true)
             }
         };
         let down = d.walk_down_join();
@@ -323,7 +326,7 @@ impl<'t, 'a> Statement<'t, 'a> {
         // a leaf.
         ctes.push(format!(
             "gh_shown AS (\
-             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor{path0} FROM {source} r WHERE {anchor} \
+             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor{path0} FROM {anchors} \
              UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0{path_step} \
              FROM gh_shown p {down} {source} c ON c.{parent} = p.{key} \
              WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
