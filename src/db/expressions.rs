@@ -411,7 +411,7 @@ impl Dialect {
     /// of a path that sorts as the tree's preorder.
     pub(crate) fn rank_digits(self, rank: &str) -> String {
         match self {
-            Self::MySql => format!("CAST({rank} + 10000000 AS CHAR(8000))"),
+            Self::MySql => format!("CAST({rank} + 10000000 AS CHAR)"),
             Self::Postgres | Self::Sqlite => format!("CAST({rank} + 10000000 AS TEXT)"),
         }
     }

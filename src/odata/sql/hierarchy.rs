@@ -219,6 +219,23 @@ impl<'t, 'a> Statement<'t, 'a> {
         }
     }
 
+    /// The most levels a node's path can have: bounded by the levels shown
+    /// (a `TopLevels`' `Levels` and the `ExpandLevels` beyond them, a
+    /// `descendants`' distance and its start nodes' level) when every one
+    /// is, else by [`MAX_DEPTH`]. MariaDB sizes the path column by it,
+    /// and keeps each row of the walk at that size.
+    fn path_levels(&self) -> u32 {
+        let most = u64::from(MAX_DEPTH) + 2;
+        let shown = match &self.tree.shape {
+            TreeShape::TopLevels { levels, expand } => expand.iter().fold(*levels, |sum, entry| {
+                sum.zip(entry.levels)
+                    .map(|(sum, more)| sum.saturating_add(more))
+            }),
+            TreeShape::Descendants { distance, .. } => distance.map(|n| n.saturating_add(1)),
+        };
+        u32::try_from(shown.unwrap_or(most).clamp(1, most)).unwrap_or(MAX_DEPTH + 2)
+    }
+
     /// The digits of one level of a path by keys.
     fn digits(wide: bool) -> u32 {
         if wide {
@@ -311,7 +328,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                     true => d.concat(&d.key_digits(&format!("r.{parent}"), wide), &own),
                     false => own,
                 };
-                let length = Self::digits(wide) * (MAX_DEPTH + 2);
+                let length = Self::digits(wide) * self.path_levels();
                 let step = d.concat("p.gh_path", &d.key_digits(&format!("c.{key}"), wide));
                 (
                     format!(", {} AS gh_path", d.path_column(&first, length)),
@@ -352,7 +369,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                      ORDER BY {lead}{order}) AS gh_sibling FROM gh_shown AS {t0})"
                 ));
                 // ... and given their paths, eight digits a level.
-                let path0 = d.rank_digits("r.gh_sibling");
+                let path0 = d.path_column(&d.rank_digits("r.gh_sibling"), 8 * self.path_levels());
                 let path_step = d.concat("p.gh_path", &d.rank_digits("c.gh_sibling"));
                 ctes.push(format!(
                     "gh_tree AS (\
