@@ -236,6 +236,17 @@ impl<'t, 'a> Statement<'t, 'a> {
         u32::try_from(shown.unwrap_or(most).clamp(1, most)).unwrap_or(MAX_DEPTH + 2)
     }
 
+    /// Whether only the first level is shown: a `TopLevels` of one level
+    /// with no node expanded, or a `descendants` of distance 1.
+    fn one_level_shown(&self) -> bool {
+        match &self.tree.shape {
+            TreeShape::TopLevels { levels, expand } => {
+                *levels == Some(1) && expand.iter().all(|entry| entry.levels == Some(0))
+            }
+            TreeShape::Descendants { distance, .. } => *distance == Some(1),
+        }
+    }
+
     /// The digits of one level of a path by keys.
     fn digits(wide: bool) -> u32 {
         if wide {
@@ -381,17 +392,29 @@ impl<'t, 'a> Statement<'t, 'a> {
             }
         };
         let leaf = Self::absent(source, &parent, &format!("t.{key}"));
-        // Each shown node below the first level, paired with each of its
-        // shown ancestors, named by their paths (a prefix of its own, one
-        // level shorter each step): a node's descendants shown are the
-        // pairs naming it, counted once for all rows rather than by a look
-        // at every row for each row.
-        ctes.push(format!(
-            "gh_above (gh_len, gh_path) AS (\
-             SELECT LENGTH(t.gh_path) - {width}, t.gh_path FROM {tree_rows} t WHERE t.gh_anchor = 0 \
-             UNION ALL SELECT u.gh_len - {width}, u.gh_path FROM gh_above u WHERE u.gh_len > {first})"
-        ));
-        let below = "COALESCE(d.gh_below, 0)";
+        let (below, counted) = match self.one_level_shown() {
+            // Nothing shown below the first level: no node has a descendant
+            // shown (a node's children, as UI5 asks on each expansion).
+            true => (d.int_param("0"), String::new()),
+            false => {
+                // Each shown node below the first level, paired with each of
+                // its shown ancestors, named by their paths (a prefix of its
+                // own, one level shorter each step): a node's descendants
+                // shown are the pairs naming it, counted once for all rows
+                // rather than by a look at every row for each row.
+                ctes.push(format!(
+                    "gh_above (gh_len, gh_path) AS (\
+                     SELECT LENGTH(t.gh_path) - {width}, t.gh_path FROM {tree_rows} t WHERE t.gh_anchor = 0 \
+                     UNION ALL SELECT u.gh_len - {width}, u.gh_path FROM gh_above u WHERE u.gh_len > {first})"
+                ));
+                (
+                    "COALESCE(d.gh_below, 0)".to_owned(),
+                    " LEFT JOIN (SELECT SUBSTR(gh_path, 1, gh_len) AS gh_anc, COUNT(*) AS gh_below \
+                     FROM gh_above GROUP BY SUBSTR(gh_path, 1, gh_len)) d ON d.gh_anc = t.gh_path"
+                        .to_owned(),
+                )
+            }
+        };
         let (matched, matched_below) = match filtered {
             true => (
                 format!("CASE WHEN t.{key} IN (SELECT gh_key FROM gh_matched) THEN TRUE ELSE FALSE END"),
@@ -406,8 +429,7 @@ impl<'t, 'a> Statement<'t, 'a> {
             "SELECT t.*, t.gh_depth AS {}, \
              CASE WHEN {leaf} THEN 'leaf' WHEN t.gh_open > 0 THEN 'expanded' ELSE 'collapsed' END AS {}, \
              {below} AS {}, ROW_NUMBER() OVER (ORDER BY t.gh_path) - 1 AS {}, {matched} AS {}, {matched_below} AS {} \
-             FROM {tree_rows} t LEFT JOIN (SELECT SUBSTR(gh_path, 1, gh_len) AS gh_anc, COUNT(*) AS gh_below \
-             FROM gh_above GROUP BY SUBSTR(gh_path, 1, gh_len)) d ON d.gh_anc = t.gh_path",
+             FROM {tree_rows} t{counted}",
             q("DistanceFromRoot"),
             q("DrillState"),
             q("LimitedDescendantCount"),
