@@ -148,11 +148,13 @@ for engine in $ENGINES; do
           done <"$OUT/postgres-$who-statements.sql"
         done
         # SQLite's plan for the same statements (the same text but for
-        # the dialect's casts), by Python's sqlite3 module.
+        # the dialect's padding of a key's digits), by Python's sqlite3 module.
         python3 - "$DATA/tree-$ROWS.db" "$OUT/postgres-gatehouse-statements.sql" >"$OUT/sqlite-explain.txt" <<'PY'
-import sqlite3, sys
+import re, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 for statement in open(sys.argv[2]).read().splitlines():
+    statement = re.sub(r"LPAD\(CAST\((.*?) AS TEXT\), (\d+), '0'\)",
+                       lambda m: "printf('%%0%sd', %s)" % (m.group(2), m.group(1)), statement)
     print("-- " + statement)
     for row in db.execute("EXPLAIN QUERY PLAN " + statement):
         print("  " * (row[1] > 0) + row[3])
