@@ -296,7 +296,6 @@ impl<'t, 'a> Statement<'t, 'a> {
             }
             None => false,
         };
-        let order = self.sibling_order();
         let (anchors, depth0, open0, step_open, anchors_by_parent) = match &tree.shape {
             TreeShape::TopLevels { levels, expand } => {
                 let below_roots = self.levels(*levels, 1);
@@ -374,6 +373,7 @@ impl<'t, 'a> Statement<'t, 'a> {
                     true => format!("CASE WHEN {t0}.gh_anchor = 1 THEN {t0}.{parent} END, "),
                     false => String::new(),
                 };
+                let order = self.sibling_order();
                 ctes.push(format!(
                     "gh_ranked AS (SELECT {t0}.*, \
                      ROW_NUMBER() OVER (PARTITION BY CASE WHEN {t0}.gh_anchor = 1 THEN NULL ELSE {t0}.{parent} END \
