@@ -61,6 +61,10 @@
 #   ENGINES="sqlite postgres mariadb"  PARTS="q apply tree walk"
 #   ROUNDS=3  DURATION=5s  WARMUP=1s  (whole seconds)
 #   TREE_CONNS=2  GH_PORT=8714  GH_PROFILE=release (the Rocket profile)
+#   TREE_ROWS=100000  the tree's nodes (bench/odata_tree_scale.sh reads
+#                 1111110, with TREE_ROOTS=null_parent and TREE_CONNS=1)
+#   TREE_ROOTS    the hierarchy's roots (bench/odata_tree_lib.sh; default
+#                 missing_parent)
 #   FRESH_DATA=1  reload the Items data sets even if they look complete
 # Output: bench/out/ab-<timestamp>/: results.md (also copied to
 # bench/out/ab-latest.md and printed): per engine and URL the median req/s of
@@ -96,7 +100,7 @@ GH_PROFILE="${GH_PROFILE:-release}"
 PAGE_SIZE=1000        # odata_lib.sh: pagination.default and .max
 BASE_ROWS=100000      # odata_lib.sh: the size whose databases are gh_bench
 WALK_ROWS=1000000
-TREE_ROWS=100000      # odata_tree.sh's tree
+TREE_ROWS="${TREE_ROWS:-100000}" # odata_tree.sh's tree; odata_tree_scale.sh's 1111110
 GH_BASE="http://127.0.0.1:$GH_PORT/odata"
 DATA="$ROOT/bench/out/data"
 RUN="$ROOT/bench/out/ab-$(date +%Y%m%d-%H%M%S)"

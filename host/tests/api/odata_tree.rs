@@ -208,7 +208,15 @@ async fn metadata_names_the_hierarchy_and_its_computed_properties() {
 #[rocket::async_test]
 async fn top_levels_come_in_preorder_with_their_drill_states_and_counts() {
     let app = spawn_tree().await;
-    for (levels, rest) in [(Some(1), ",Levels=1"), (Some(2), ",Levels=2"), (None, "")] {
+    let cases = [
+        (Some(1), ",Levels=1"),
+        (Some(2), ",Levels=2"),
+        (Some(3), ",Levels=3"),
+        (Some(4), ",Levels=4"),
+        (Some(5), ",Levels=5"),
+        (None, ""),
+    ];
+    for (levels, rest) in cases {
         let apply = top_levels(rest);
         let answer = app
             .odata(&format!("Staff?$apply={apply}&$count=true"))
@@ -242,22 +250,27 @@ async fn top_levels_come_in_preorder_with_their_drill_states_and_counts() {
 #[rocket::async_test]
 async fn expand_levels_expand_and_collapse_nodes_as_ui5_asks() {
     let app = spawn_tree().await;
-    let cases: [(&str, Expanded); 3] = [
-        (r#"[{"NodeID":"3","Levels":1}]"#, vec![(3, Some(1))]),
-        (r#"[{"NodeID":"1","Levels":0}]"#, vec![(1, Some(0))]),
+    let cases: [(i64, &str, Expanded); 5] = [
+        (2, r#"[{"NodeID":"3","Levels":1}]"#, vec![(3, Some(1))]),
+        (2, r#"[{"NodeID":"1","Levels":0}]"#, vec![(1, Some(0))]),
         (
+            2,
             r#"[{"NodeID":3,"Levels":null},{"NodeID":"2","Levels":0}]"#,
             vec![(3, None), (2, Some(0))],
         ),
+        // The first level alone, with a node collapsed as UI5 sends it
+        // after a collapse, and with one expanded below it.
+        (1, r#"[{"NodeID":"1","Levels":0}]"#, vec![(1, Some(0))]),
+        (1, r#"[{"NodeID":"1","Levels":1}]"#, vec![(1, Some(1))]),
     ];
-    for (json, expand) in cases {
-        let apply = top_levels(&format!(",Levels=2,ExpandLevels={json}"));
+    for (levels, json, expand) in cases {
+        let apply = top_levels(&format!(",Levels={levels},ExpandLevels={json}"));
         let answer = app.odata(&format!("Staff?$apply={apply}")).await;
         answer.ok();
         assert_eq!(
             shown(&answer.value(), 0),
-            expected(Some(2), &expand, false),
-            "{json}: {}",
+            expected(Some(levels), &expand, false),
+            "Levels={levels} {json}: {}",
             answer.body
         );
     }
@@ -295,10 +308,67 @@ async fn a_nodes_children_come_with_their_drill_states_in_the_order_asked() {
     answer.ok();
     assert!(answer.value().is_empty(), "{}", answer.body);
 
-    let apply = format!("orderby(name desc)/{}", top_levels(",Levels=2"));
-    let answer = app.odata(&format!("Staff?$apply={apply}")).await;
-    answer.ok();
-    assert_eq!(shown(&answer.value(), 0), expected(Some(2), &[], true));
+    for levels in [2, 3, 5] {
+        let apply = format!(
+            "orderby(name desc)/{}",
+            top_levels(&format!(",Levels={levels}"))
+        );
+        let answer = app.odata(&format!("Staff?$apply={apply}")).await;
+        answer.ok();
+        assert_eq!(
+            shown(&answer.value(), 0),
+            expected(Some(levels), &[], true),
+            "Levels={levels}"
+        );
+    }
+
+    // More than one level below a node: each with its descendants shown.
+    for (distance, want) in [
+        (
+            2,
+            vec![
+                (3, 2, "expanded"),
+                (6, 0, "leaf"),
+                (7, 0, "collapsed"),
+                (4, 0, "leaf"),
+                (5, 0, "leaf"),
+            ],
+        ),
+        (
+            3,
+            vec![
+                (3, 3, "expanded"),
+                (6, 0, "leaf"),
+                (7, 1, "expanded"),
+                (8, 0, "leaf"),
+                (4, 0, "leaf"),
+                (5, 0, "leaf"),
+            ],
+        ),
+    ] {
+        let answer = app
+            .odata(&format!(
+                "Staff?$apply=descendants($root/Staff,OrgChart,id,filter(id eq 1),{distance})&$count=true"
+            ))
+            .await;
+        answer.ok();
+        let got: Vec<(i64, i64, String)> = answer
+            .value()
+            .iter()
+            .map(|r| {
+                (
+                    r["id"].as_i64().expect("id"),
+                    r["LimitedDescendantCount"].as_i64().expect("count"),
+                    r["DrillState"].as_str().expect("state").to_owned(),
+                )
+            })
+            .collect();
+        let want: Vec<(i64, i64, String)> = want
+            .into_iter()
+            .map(|(id, below, state)| (id, below, state.to_owned()))
+            .collect();
+        assert_eq!(got, want, "distance {distance}: {}", answer.body);
+    }
 }
 
 #[rocket::async_test]

@@ -91,15 +91,16 @@ impl<'t, 'a> Statement<'t, 'a> {
         }
     }
 
-    /// The recursive CTE `name`: the walk from each node of `source` whose
-    /// key `start` (a CTE of `gh_key`s) holds up through its ancestors in
-    /// `source`, one row per start node and node reached, `gh_up` steps
-    /// above it, bounded by [`MAX_DEPTH`].
+    /// The recursive CTE `name`: the walk from each node of `source` that
+    /// `start` (a condition over alias `t0`) holds for up through its
+    /// ancestors in `source`, one row per start node and node reached,
+    /// `gh_up` steps above it, bounded by [`MAX_DEPTH`].
     fn rootward(&self, name: &str, source: &str, start: &str) -> String {
         let (key, parent) = (&self.key, &self.parent);
+        let t0 = self.w.root_alias();
         format!(
             "{name} (gh_start, gh_key, gh_parent, gh_up) AS (\
-             SELECT n.{key}, n.{key}, n.{parent}, 0 FROM {source} n WHERE n.{key} IN (SELECT gh_key FROM {start}) \
+             SELECT {t0}.{key}, {t0}.{key}, {t0}.{parent}, 0 FROM {source} AS {t0} WHERE {start} \
              UNION ALL SELECT u.gh_start, p.{key}, p.{parent}, u.gh_up + 1 FROM {name} u JOIN {source} p ON p.{key} = u.gh_parent \
              WHERE u.gh_up < {MAX_DEPTH})"
         )
@@ -287,7 +288,8 @@ impl<'t, 'a> Statement<'t, 'a> {
             Some(ancestors) => {
                 let picked = self.picked(ancestors)?;
                 ctes.push(format!("gh_matched AS (SELECT {t0}.{key} AS gh_key FROM {scoped} AS {t0} WHERE {picked})"));
-                ctes.push(self.rootward("gh_up", &scoped, "gh_matched"));
+                let matched = format!("{t0}.{key} IN (SELECT gh_key FROM gh_matched)");
+                ctes.push(self.rootward("gh_up", &scoped, &matched));
                 ctes.push(format!(
                     "gh_kept AS {inline}(SELECT n.* FROM {scoped} n WHERE n.{key} IN (SELECT gh_key FROM gh_up))"
                 ));
@@ -296,22 +298,24 @@ impl<'t, 'a> Statement<'t, 'a> {
             }
             None => false,
         };
+        let one_level = self.one_level_shown();
         let (anchors, depth0, open0, step_open, anchors_by_parent) = match &tree.shape {
             TreeShape::TopLevels { levels, expand } => {
                 let below_roots = self.levels(*levels, 1);
                 let root_open = self.open(expand, &format!("r.{key}"), &below_roots);
-                let child_open = self.open(expand, &format!("c.{key}"), "p.gh_open - 1");
+                // (Written only when there is a walk: it binds the entries.)
+                let child_open = match one_level {
+                    true => String::new(),
+                    false => self.open(expand, &format!("c.{key}"), "p.gh_open - 1"),
+                };
                 let root = self.root(source, &format!("r.{parent}"), false);
                 let anchors = format!("{source} r WHERE {root}");
                 (anchors, "0".to_owned(), root_open, child_open, false)
             }
             TreeShape::Descendants { start, distance } => {
-                let picked = self.picked(start)?;
-                ctes.push(format!(
-                    "gh_start AS (SELECT {t0}.{key} AS gh_key FROM {source} AS {t0} WHERE {picked})"
-                ));
                 // A start node counts only when it is reached from a root.
-                ctes.push(self.rootward("gh_rootward", source, "gh_start"));
+                let picked = self.picked(start)?;
+                ctes.push(self.rootward("gh_rootward", source, &picked));
                 let top = self.root(source, "u.gh_parent", true);
                 ctes.push(format!(
                     "gh_rooted AS (SELECT u.gh_start, MAX(u.gh_up) AS gh_depth FROM gh_rootward u \
@@ -350,13 +354,18 @@ impl<'t, 'a> Statement<'t, 'a> {
         // First the nodes shown, with their columns, each with its depth
         // and the levels shown below it, walked down through the parent
         // column only: nothing after this reads the set again but to tell
-        // a leaf.
+        // a leaf. When only the first level is shown, there is no walk.
+        let walk = match one_level {
+            true => String::new(),
+            false => format!(
+                " UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0{path_step} \
+                 FROM gh_shown p {down} {source} c ON c.{parent} = p.{key} \
+                 WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH}"
+            ),
+        };
         ctes.push(format!(
             "gh_shown AS (\
-             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor{path0} FROM {anchors} \
-             UNION ALL SELECT c.*, p.gh_depth + 1, {step_open}, 0{path_step} \
-             FROM gh_shown p {down} {source} c ON c.{parent} = p.{key} \
-             WHERE p.gh_open > 0 AND p.gh_depth < {MAX_DEPTH})"
+             SELECT r.*, {depth0} AS gh_depth, {open0} AS gh_open, 1 AS gh_anchor{path0} FROM {anchors}{walk})"
         ));
         // The path's characters per level, and the first level's.
         let (tree_rows, width, first) = match keyed {
@@ -392,7 +401,7 @@ impl<'t, 'a> Statement<'t, 'a> {
             }
         };
         let leaf = Self::absent(source, &parent, &format!("t.{key}"));
-        let (below, counted) = match self.one_level_shown() {
+        let (below, counted) = match one_level {
             // Nothing shown below the first level: no node has a descendant
             // shown (a node's children, as UI5 asks on each expansion).
             true => (d.int_param("0"), String::new()),
