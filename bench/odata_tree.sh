@@ -164,6 +164,10 @@ PY
       # The server writes its general log where it may (its own user).
       general="$(mktemp -u /tmp/odata_tree_general.XXXXXX.log)"
       "${MARIADB[@]}" -e "SET GLOBAL general_log_file = '$general', GLOBAL log_output = 'FILE', GLOBAL general_log = 1"
+      # A fresh process prepares each statement anew: the server writes the
+      # values into an execution's log line only when they are sent, and a
+      # connection executing a statement again need not send them.
+      stop_gh; start_gh "$engine"
       for q in "${QUERIES[@]}"; do curl -fsS -g -o /dev/null "$GH_BASE/Nodes?$q"; done
       "${MARIADB[@]}" -e "SET GLOBAL general_log = 0"
       cp "$general" "$OUT/mariadb-general.log"
