@@ -390,12 +390,18 @@ impl<'t, 'a> Statement<'t, 'a> {
                 ));
                 // ... and given their paths, eight digits a level.
                 let path0 = d.path_column(&d.rank_digits("r.gh_sibling"), 8 * self.path_levels());
-                let path_step = d.concat("p.gh_path", &d.rank_digits("c.gh_sibling"));
+                let walk = match one_level {
+                    true => String::new(),
+                    false => {
+                        let path_step = d.concat("p.gh_path", &d.rank_digits("c.gh_sibling"));
+                        format!(
+                            " UNION ALL SELECT c.*, {path_step} \
+                             FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.{key} AND c.gh_anchor = 0"
+                        )
+                    }
+                };
                 ctes.push(format!(
-                    "gh_tree AS (\
-                     SELECT r.*, {path0} AS gh_path FROM gh_ranked r WHERE r.gh_anchor = 1 \
-                     UNION ALL SELECT c.*, {path_step} \
-                     FROM gh_tree p JOIN gh_ranked c ON c.{parent} = p.{key} AND c.gh_anchor = 0)"
+                    "gh_tree AS (SELECT r.*, {path0} AS gh_path FROM gh_ranked r WHERE r.gh_anchor = 1{walk})"
                 ));
                 ("gh_tree", 8, 8)
             }
