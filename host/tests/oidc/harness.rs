@@ -34,6 +34,10 @@ use url::Url;
 /// How long the provider may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How many times a provider that does not start listening in time is
+/// started again (on a fresh port) before the test fails.
+const START_ATTEMPTS: usize = 3;
+
 /// How many redirects [`UserAgent::authorize`] follows before giving up.
 const MAX_HOPS: usize = 20;
 
@@ -119,6 +123,8 @@ pub struct Provider {
     child: Option<Child>,
     port: u16,
     issuer: String,
+    /// Gets the `ready` line once; taken by [`Provider::wait_ready`].
+    ready: Option<tokio::sync::oneshot::Receiver<String>>,
     /// The provider's standard error so far, shown when a test fails.
     stderr: Arc<Mutex<String>>,
     http: reqwest::Client,
@@ -281,10 +287,41 @@ impl Provider {
         if let Some(why) = missing_tools(&dir) {
             return skip(&why);
         }
+        let mut failures = Vec::new();
+        for _ in 0..START_ATTEMPTS {
+            let mut provider = Self::spawn(&dir, clients, accounts, id_token_claims);
+            match provider.wait_ready().await {
+                Ok(()) => return Some(provider),
+                Err(why) => {
+                    let stderr = provider.stop_and_take_stderr().await;
+                    eprintln!(
+                        "the OpenID provider on port {} did not start: {why}; its stderr:\n{stderr}",
+                        provider.port
+                    );
+                    failures.push(format!(
+                        "port {}: {why}; its stderr:\n{stderr}",
+                        provider.port
+                    ));
+                }
+            }
+        }
+        panic!(
+            "the OpenID provider did not start in {START_ATTEMPTS} attempts:\n{}",
+            failures.join("\n")
+        );
+    }
+
+    /// Runs `provider.mjs` on a free port, reading its output on threads.
+    fn spawn(
+        dir: &std::path::Path,
+        clients: &[OidcClient],
+        accounts: &[OidcAccount],
+        id_token_claims: bool,
+    ) -> Provider {
         let port = free_port();
         let mut child = Command::new(node())
             .arg(dir.join("provider.mjs"))
-            .current_dir(&dir)
+            .current_dir(dir)
             .env("PORT", port.to_string())
             .env("OIDC_CLIENTS", clients_json(clients))
             .env("OIDC_ACCOUNTS", accounts_json(accounts))
@@ -299,34 +336,45 @@ impl Provider {
             .expect("starting node tests/oidc/provider.mjs");
         let ready = watch_ready(child.stdout.take().expect("the provider's stdout"));
         let stderr = collect_stderr(child.stderr.take().expect("the provider's stderr"));
-        let mut provider = Provider {
+        Provider {
             child: Some(child),
             port,
             issuer: format!("http://127.0.0.1:{port}"),
+            ready: Some(ready),
             stderr,
             http: reqwest::Client::new(),
-        };
-        provider.wait_ready(ready).await;
-        Some(provider)
+        }
     }
 
-    /// Waits for the `ready <issuer>` line; fails with the provider's
-    /// standard error when it does not come.
-    async fn wait_ready(&mut self, ready: tokio::sync::oneshot::Receiver<String>) {
-        let why = match tokio::time::timeout(START_TIMEOUT, ready).await {
-            Ok(Ok(line)) if line == format!("ready {}", self.issuer) => return,
-            Ok(Ok(line)) => format!("it said {line:?}"),
-            Ok(Err(_)) => "it ended without saying it was ready".to_owned(),
-            Err(_) => format!("it was not ready within {START_TIMEOUT:?}"),
-        };
+    /// Waits for the `ready <issuer>` line; says why when it does not come.
+    async fn wait_ready(&mut self) -> Result<(), String> {
+        let ready = self.ready.take().expect("a provider waited for once");
+        match tokio::time::timeout(START_TIMEOUT, ready).await {
+            Ok(Ok(line)) if line == format!("ready {}", self.issuer) => Ok(()),
+            Ok(Ok(line)) => Err(format!("it said {line:?}")),
+            Ok(Err(_)) => Err("it ended without saying it was ready".to_owned()),
+            Err(_) => {
+                let address = std::net::SocketAddr::from(([127, 0, 0, 1], self.port));
+                let listening =
+                    std::net::TcpStream::connect_timeout(&address, Duration::from_secs(1)).is_ok();
+                Err(format!(
+                    "it was not ready within {START_TIMEOUT:?} (its port {})",
+                    if listening {
+                        "accepted a connection"
+                    } else {
+                        "refused connections"
+                    }
+                ))
+            }
+        }
+    }
+
+    /// Stops the process and answers what it wrote to standard error.
+    async fn stop_and_take_stderr(&mut self) -> String {
         self.stop();
         // the stderr thread reads to the end once the process is gone
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let stderr = std::mem::take(&mut *self.stderr.lock().expect("the stderr buffer"));
-        panic!(
-            "the OpenID provider on port {} did not start: {why}; its stderr:\n{stderr}",
-            self.port
-        );
+        std::mem::take(&mut *self.stderr.lock().expect("the stderr buffer"))
     }
 
     /// The issuer: `http://127.0.0.1:<port>`, with no trailing slash.
