@@ -3,6 +3,7 @@
 //! OData reads).
 
 use gatehouse::auth::tokens::{self, NewToken};
+use gatehouse::db::TextColumn;
 use gatehouse::domain::SecretToken;
 use rocket::http::Status;
 use rocket::local::asynchronous::Client;
@@ -96,6 +97,31 @@ async fn a_token_made_from_the_account_reads_its_sets_only_and_is_shown_once() {
     assert!((6.9..=7.0).contains(&days), "{days}");
     let all = every["token"].as_str().unwrap();
     read(&app, all, "Organisations").await.ok();
+}
+
+#[rocket::async_test]
+async fn a_token_is_stored_as_its_sha256_and_its_first_8_characters_only() {
+    let app = spawn_app().await;
+    ada(&app).await;
+    let (status, made) = post(&app.client, "/auth/tokens", json!({"name": "CI"})).await;
+    assert_eq!(status, Status::Created, "{made}");
+    let token = made["token"].as_str().expect("the token, once");
+    let row = app
+        .db
+        .fetch_optional(
+            app.db
+                .query("SELECT token, prefix, name, abilities FROM personal_access_tokens"),
+        )
+        .await
+        .unwrap()
+        .expect("the token's row");
+    let column = |name: &str| row.text(name).unwrap().unwrap_or_default();
+    assert_eq!(column("token"), gatehouse::domain::sha256_hex(token));
+    assert_eq!(column("prefix"), token[..tokens::PREFIX_CHARS]);
+    assert_eq!(column("prefix").len(), 8, "32 of the token's 256 bits");
+    for name in ["token", "prefix", "name", "abilities"] {
+        assert!(!column(name).contains(token), "{name} holds the token");
+    }
 }
 
 #[rocket::async_test]
