@@ -58,10 +58,9 @@ impl<'r> FromData<'r> for Input {
         } else {
             1.mebibytes()
         });
-        let text = match data.open(limit).into_string().await {
-            Ok(text) if text.is_complete() => text.into_inner(),
-            Ok(_) => return fail(req, BodyError::TooLarge),
-            Err(_) => return fail(req, BodyError::Malformed),
+        let text = match read_text(data, limit).await {
+            Ok(text) => text,
+            Err(error) => return fail(req, error),
         };
         let parsed = if is_form {
             let input = Self::from_form(&text);
@@ -74,6 +73,15 @@ impl<'r> FromData<'r> for Input {
             Some(input) => Outcome::Success(input),
             None => fail(req, BodyError::Malformed),
         }
+    }
+}
+
+/// The body as text, whole, within `limit`.
+pub(crate) async fn read_text(data: Data<'_>, limit: rocket::data::ByteUnit) -> Result<String, BodyError> {
+    match data.open(limit).into_string().await {
+        Ok(text) if text.is_complete() => Ok(text.into_inner()),
+        Ok(_) => Err(BodyError::TooLarge),
+        Err(_) => Err(BodyError::Malformed),
     }
 }
 

@@ -10,6 +10,7 @@ use rocket::serde::json::Json;
 use serde_json::{json, Value};
 
 use crate::auth::device_grant::{OAuthError, Params};
+use crate::body::{read_text, BodyError};
 use crate::error::AuthError;
 
 /// A form-urlencoded body's parameters (RFC 6749 §3.2: the token endpoint
@@ -26,10 +27,10 @@ impl<'r> FromData<'r> for OAuthForm {
             return refused("the body must be application/x-www-form-urlencoded");
         }
         let limit = req.limits().get("form").unwrap_or(32.kibibytes());
-        let text = match data.open(limit).into_string().await {
-            Ok(text) if text.is_complete() => text.into_inner(),
-            Ok(_) => return refused("the body is too large"),
-            Err(_) => return refused("the body is unreadable"),
+        let text = match read_text(data, limit).await {
+            Ok(text) => text,
+            Err(BodyError::TooLarge) => return refused("the body is too large"),
+            Err(BodyError::Malformed) => return refused("the body is unreadable"),
         };
         match Params::parse(&text) {
             Ok(params) => Outcome::Success(OAuthForm(params)),

@@ -286,6 +286,10 @@ async fn a_denied_an_expired_and_a_foreign_code_get_rfc_8628_errors() {
         json!("invalid_request"),
         "only forms: {answer}"
     );
+    let oversized = format!("client_id=cli&scope={}", "a".repeat(64 * 1024));
+    let (status, answer, _) = script(&script_client, "/auth/device/code", &oversized).await;
+    assert_oauth_error((status, answer.clone()), "invalid_request");
+    assert_eq!(answer["error_description"], json!("the body is too large"));
 }
 
 #[rocket::async_test]
