@@ -21,6 +21,24 @@ use crate::session::{AuthUser, Session};
 use crate::state::GatehouseState;
 use crate::domain::UserCode;
 
+/// The key of `client`'s budget for wrong codes, unless it is spent (429).
+async fn within_budget(gh: &GatehouseState, client: &ClientIp) -> Result<String, AuthError> {
+    let budget = &gh.throttles.user_codes_ip;
+    let key = budget.ip_key(&client.to_string());
+    match budget.exhausted(&key).await? {
+        Some(retry_after) => Err(AuthError::Throttled { retry_after }),
+        None => Ok(key),
+    }
+}
+
+/// A wrong, used or expired code: spends the budget `key` names.
+async fn wrong_code(gh: &GatehouseState, key: &str) -> AuthError {
+    match gh.throttles.user_codes_ip.record(key).await {
+        Ok(()) => AuthError::Refused("device_code_unknown"),
+        Err(failed) => failed.into(),
+    }
+}
+
 /// The request `typed` names, while it waits for an answer; a wrong, used
 /// or expired code spends `client`'s budget.
 async fn waiting(
@@ -28,18 +46,13 @@ async fn waiting(
     client: &ClientIp,
     typed: &str,
 ) -> Result<(UserCode, Pending), AuthError> {
-    let budget = &gh.throttles.user_codes_ip;
-    let key = budget.ip_key(&client.to_string());
-    if let Some(retry_after) = budget.exhausted(&key).await? {
-        return Err(AuthError::Throttled { retry_after });
-    }
+    let key = within_budget(gh, client).await?;
     if let Some(code) = UserCode::parse(typed) {
         if let Some(pending) = device_grant::pending(&gh.db, &code).await? {
             return Ok((code, pending));
         }
     }
-    budget.record(&key).await?;
-    Err(AuthError::Refused("device_code_unknown"))
+    Err(wrong_code(gh, &key).await)
 }
 
 /// A waiting request as the screen shows it: the code, the client's label
@@ -98,7 +111,7 @@ async fn answer(
     let mut errors = FieldErrors::new();
     let typed = input.required_text("user_code", &mut errors);
     errors.into_result()?;
-    let (code, _) = waiting(gh, &caller.client, &typed.unwrap_or_default()).await?;
+    let key = within_budget(gh, &caller.client).await?;
     let decision = match allow {
         true => Decision::Allow {
             user_id: caller.who.id,
@@ -106,9 +119,15 @@ async fn answer(
         },
         false => Decision::Deny,
     };
-    // Answered by another press at the same moment: as good as unknown.
-    if !device_grant::decide(&gh.db, &code, decision).await? {
-        return Err(AuthError::Refused("device_code_unknown"));
+    // One conditional `UPDATE` finds the waiting request and answers it; a
+    // code answered by another press at the same moment is as good as
+    // unknown.
+    let decided = match UserCode::parse(&typed.unwrap_or_default()) {
+        Some(code) => device_grant::decide(&gh.db, &code, decision).await?,
+        None => false,
+    };
+    if !decided {
+        return Err(wrong_code(gh, &key).await);
     }
     let message = if allow { "device_approved" } else { "device_denied" };
     if input.is_form() {
