@@ -205,3 +205,82 @@ async fn logout_confirm_screen_needs_a_signed_in_user() {
         .unwrap()
         .contains("action=\"/logout\""));
 }
+
+#[rocket::async_test]
+async fn a_guest_who_stores_nothing_leaves_no_row_and_gets_no_cookie() {
+    let app = spawn_app().await;
+    for (path, status) in [
+        ("/dashboard", Status::Unauthorized),
+        ("/healthz", Status::Ok),
+        ("/odata/Users", Status::Unauthorized),
+        ("/no/such/page", Status::NotFound),
+    ] {
+        let response = app.get_json(path).await;
+        assert_eq!(response.status(), status, "{path}");
+        assert_eq!(set_cookie(&response, &app.cookie_name), None, "{path}");
+    }
+    let response = app.post_form("/logout", "").await;
+    assert_eq!(response.status(), Status::SeeOther);
+    drop(response);
+    assert_eq!(app.session_cookie(), None);
+    assert_eq!(app.count("sessions").await, 0, "no guest row");
+}
+
+/// The `user_agent` and `last_activity` of the only session row.
+async fn stored(app: &crate::helpers::TestApp) -> (Option<String>, i64) {
+    let row = app
+        .db
+        .fetch_optional(
+            app.db
+                .query("SELECT user_agent, last_activity FROM sessions"),
+        )
+        .await
+        .unwrap()
+        .expect("the session's row");
+    (
+        gatehouse::db::TextColumn::text(&row, "user_agent").unwrap(),
+        sqlx::Row::try_get(&row, "last_activity").unwrap(),
+    )
+}
+
+#[rocket::async_test]
+async fn a_session_is_written_back_only_when_it_changed() {
+    let app = spawn_app().await;
+    app.create_user("ada@example.org", PASSWORD).await;
+    assert_eq!(app.login("ada@example.org", PASSWORD).await, Status::Ok);
+    // A mark that only a write of the whole row replaces.
+    let marked = "UPDATE sessions SET user_agent = 'mark', last_activity = last_activity - $1";
+    app.execute(app.db.query(marked).bind(5_i64)).await;
+    let (_, before) = stored(&app).await;
+
+    assert!(app.is_signed_in().await);
+    assert_eq!(
+        stored(&app).await,
+        (Some("mark".to_owned()), before),
+        "a read of an unchanged, recently active session writes nothing"
+    );
+
+    app.execute(app.db.query(marked).bind(120_i64)).await;
+    assert!(app.is_signed_in().await);
+    let (agent, touched) = stored(&app).await;
+    assert_eq!(
+        agent.as_deref(),
+        Some("mark"),
+        "a touch writes its time only"
+    );
+    assert!(touched >= before, "the time of activity is written");
+
+    let (status, body) = crate::second_step::post(
+        &app.client,
+        "/auth/confirm",
+        serde_json::json!({"password": PASSWORD}),
+    )
+    .await;
+    assert_eq!(status, Status::Ok, "{body}");
+    let (agent, _) = stored(&app).await;
+    assert_ne!(
+        agent.as_deref(),
+        Some("mark"),
+        "a changed session is written"
+    );
+}

@@ -12,7 +12,7 @@ pub mod key;
 pub mod recovery;
 pub mod sealing;
 pub mod secret;
-pub mod store;
+mod store;
 pub mod verification;
 
 #[cfg(test)]
