@@ -132,11 +132,12 @@ impl SecondFactorLimit {
     /// looked at.
     pub async fn reserve(&self, user_id: i64) -> Result<Reserved, DbError> {
         if failures_in_row(&self.db, user_id).await? >= i64::from(IN_ROW_LIMIT) {
+            self.window.count_refusal();
             return Ok(Reserved::Refused {
                 retry_after: CLOSED_RETRY_SECONDS,
             });
         }
-        if let Some(retry_after) = self.locked(user_id).await? {
+        if let Some(retry_after) = self.lock.refuses(&self.lock.user_key(user_id)).await? {
             return Ok(Reserved::Refused { retry_after });
         }
         Ok(match self.window.try_begin(&self.window.user_key(user_id)).await? {

@@ -386,6 +386,32 @@ impl Throttle {
         Ok(Some((expires_at - now).max(1) as u64))
     }
 
+    /// [`Self::known_spent`] as the answer to an attempt: a refusal,
+    /// counted in `throttle_refusals_total`.
+    pub fn refuses_from_memory(&self, key: &str) -> Option<u64> {
+        let spent = self.known_spent(key);
+        if spent.is_some() {
+            self.metrics.throttle_refusal(self.scope);
+        }
+        spent
+    }
+
+    /// [`Self::exhausted`] as the answer to an attempt: a refusal, counted
+    /// in `throttle_refusals_total`.
+    pub async fn refuses(&self, key: &str) -> Result<Option<u64>, DbError> {
+        let spent = self.exhausted(key).await?;
+        if spent.is_some() {
+            self.metrics.throttle_refusal(self.scope);
+        }
+        Ok(spent)
+    }
+
+    /// Counts a refusal of this throttle's kind that its own counter did
+    /// not decide (a second step closed by failures in a row).
+    pub fn count_refusal(&self) {
+        self.metrics.throttle_refusal(self.scope);
+    }
+
     /// Forgets the counter of `key` (after a successful sign-in).
     pub async fn clear(&self, key: &str) -> Result<(), DbError> {
         self.db

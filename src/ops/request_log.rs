@@ -25,7 +25,7 @@ pub fn arrived(req: &Request<'_>) {
 pub fn answered(req: &Request<'_>, res: &Response<'_>, gh: Option<&GatehouseState>) {
     let took = req.local_cache(|| Arrived(Instant::now())).0.elapsed();
     // The route's template, never the path as sent.
-    let route = req.route().map_or("unmatched", |r| r.uri.as_str());
+    let route = req.route().map_or("unmatched", |r| r.uri.path());
     let status = res.status().code;
     if let Some(gh) = gh {
         gh.metrics.http(route, req.method().as_str(), status, took);

@@ -40,7 +40,7 @@ impl Extractor for Headers<'_> {
 impl Handler for Traced {
     async fn handle<'r>(&self, req: &'r Request<'_>, data: Data<'r>) -> Outcome<'r> {
         let method = req.method().as_str();
-        let route = req.route().map_or("", |r| r.uri.as_str());
+        let route = req.route().map_or("", |r| r.uri.path());
         let span = tracing::info_span!(
             "request",
             otel.name = format!("{method} {route}"),

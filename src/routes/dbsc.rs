@@ -141,7 +141,7 @@ async fn refused(
 /// 429 while `client`'s budget of refused proofs is spent.
 async fn within_budget(gh: &GatehouseState, client: &ClientIp) -> Result<(), AuthError> {
     let budget = &gh.throttles.dbsc_ip;
-    match budget.exhausted(&budget.ip_key(&client.to_string())).await? {
+    match budget.refuses(&budget.ip_key(&client.to_string())).await? {
         Some(retry_after) => Err(AuthError::Throttled { retry_after }),
         None => Ok(()),
     }

@@ -25,7 +25,7 @@ use crate::domain::UserCode;
 async fn within_budget(gh: &GatehouseState, client: &ClientIp) -> Result<String, AuthError> {
     let budget = &gh.throttles.user_codes_ip;
     let key = budget.ip_key(&client.to_string());
-    match budget.exhausted(&key).await? {
+    match budget.refuses(&key).await? {
         Some(retry_after) => Err(AuthError::Throttled { retry_after }),
         None => Ok(key),
     }

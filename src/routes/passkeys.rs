@@ -205,10 +205,10 @@ pub async fn sign_in(
     on(gh)?;
     let ip_budget = &gh.throttles.login_ip;
     let ip_key = ip_budget.ip_key(&client.to_string());
-    if let Some(retry_after) = ip_budget.known_spent(&ip_key) {
+    if let Some(retry_after) = ip_budget.refuses_from_memory(&ip_key) {
         return Err(AuthError::Throttled { retry_after });
     }
-    if let Some(retry_after) = ip_budget.exhausted(&ip_key).await? {
+    if let Some(retry_after) = ip_budget.refuses(&ip_key).await? {
         return Err(AuthError::Throttled { retry_after });
     }
     let mut errors = FieldErrors::new();

@@ -36,13 +36,13 @@ pub async fn check_password(
     let ip = client.to_string();
     let ip_key = throttles.login_ip.ip_key(&ip);
     // An address this instance already refused is answered from memory.
-    if let Some(retry_after) = throttles.login_ip.known_spent(&ip_key) {
+    if let Some(retry_after) = throttles.login_ip.refuses_from_memory(&ip_key) {
         return Err(AuthError::Throttled { retry_after });
     }
     // Capacity next, before any write or hash: a full queue, or a client
     // holding its share of it, is refused.
     let place = gh.hasher.reserve(client.0).ok_or(AuthError::Busy)?;
-    if let Some(retry_after) = throttles.login_ip.exhausted(&ip_key).await? {
+    if let Some(retry_after) = throttles.login_ip.refuses(&ip_key).await? {
         return Err(AuthError::Throttled { retry_after });
     }
     let key = throttles.login.key(email, &ip);

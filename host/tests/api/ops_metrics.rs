@@ -73,6 +73,28 @@ async fn sign_ins_move_the_counters_exactly() {
 }
 
 #[rocket::async_test]
+async fn every_refused_attempt_is_counted_by_its_throttle() {
+    let app = spawn_app_with(|f| f.merge(("auth.ip_throttle_attempts", 2))).await;
+    let per_address = r#"gatehouse_throttle_refusals_total{kind="login-ip"}"#;
+    // Two failures from one address spend its budget; the next attempts,
+    // each for another account, are refused by the address's budget: the
+    // first from the database, the second from this instance's memory.
+    for (n, status) in [
+        (1, Status::UnprocessableEntity),
+        (2, Status::UnprocessableEntity),
+        (3, Status::TooManyRequests),
+        (4, Status::TooManyRequests),
+    ] {
+        let email = format!("nobody{n}@example.org");
+        assert_eq!(app.login(&email, "not the password").await, status, "{n}");
+    }
+    let (_, page) = scrape(&app, "127.0.0.1:9000", None).await;
+    assert_eq!(sample(&page, per_address), Some(2.0), "{page}");
+    let per_account = r#"gatehouse_throttle_refusals_total{kind="login"}"#;
+    assert_eq!(sample(&page, per_account), None, "{page}");
+}
+
+#[rocket::async_test]
 async fn only_loopback_allowed_networks_and_the_token_read_the_metrics() {
     let app = spawn_app_with(|figment| {
         figment
@@ -119,6 +141,7 @@ async fn no_label_holds_an_address_a_path_or_a_set_name_a_caller_made_up() {
     }
     let _ = app.client.get("/odata/Made%20Up('x')/y").dispatch().await;
     let _ = app.client.get("/no/such/path/4711").dispatch().await;
+    let _ = app.get_html("/login?redirect=/dashboard").await;
     let (status, page) = scrape(&app, "127.0.0.1:9000", None).await;
     assert_eq!(status, Status::Ok);
     for leak in [
@@ -133,6 +156,13 @@ async fn no_label_holds_an_address_a_path_or_a_set_name_a_caller_made_up() {
         assert!(!page.contains(leak), "{leak} is on the page:\n{page}");
     }
     assert!(page.contains(r#"route="unmatched""#), "{page}");
+    let screen = r#"gatehouse_http_requests_total{method="GET",route="/login",status="200"}"#;
+    assert_eq!(
+        sample(&page, screen),
+        Some(1.0),
+        "the path's template alone: {page}"
+    );
+    assert!(!page.contains("redirect"), "no query template: {page}");
 }
 
 #[rocket::async_test]
