@@ -184,8 +184,9 @@ impl Accounts {
 
     /// Replaces an account's password, in one transaction with every
     /// session, remember-me cookie and pending sign-in it ends (and a second
-    /// step closed by failures opened again); answers how many sessions were
-    /// ended.
+    /// step closed by failures opened again) and, unless
+    /// `tokens.revoke_on_password_reset` is off, every personal access
+    /// token; answers how many sessions were ended.
     pub async fn set_password(
         &self,
         email: &Email,
@@ -193,7 +194,14 @@ impl Accounts {
     ) -> Result<u64, AccountError> {
         let user = self.user(email).await?;
         let hash = self.hash(password, &[email.as_str(), &user.name]).await?;
-        let new_password = async |tx: &mut Tx| users::reset_password_in(tx, user.id, &hash).await;
+        let revoke_tokens = self.settings.tokens.revoke_on_password_reset;
+        let new_password = async |tx: &mut Tx| {
+            users::reset_password_in(tx, user.id, &hash).await?;
+            if revoke_tokens {
+                tokens::delete_for_user_in(tx, user.id).await?;
+            }
+            Ok::<(), DbError>(())
+        };
         let ((), ended) = credential_change(&self.db, user.id, Ending::All, new_password).await?;
         self.emit(AuthEvent::PasswordChanged { user_id: user.id })
             .await;

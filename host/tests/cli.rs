@@ -279,6 +279,36 @@ async fn user_set_password_replaces_the_hash() {
 }
 
 #[tokio::test]
+async fn user_set_password_ends_the_accounts_tokens_unless_configured_otherwise() {
+    for revoke in [true, false] {
+        let test = TestDb::new().await;
+        add_user(&test, "ada@example.org", "Ada", PASSWORD);
+        cli(
+            &test,
+            &["token", "create", "ada@example.org", "--name", "ci"],
+            None,
+        )
+        .assert_success();
+        let mut command = gatehouse(&test);
+        command
+            .env(
+                "ROCKET_TOKENS",
+                format!("{{revoke_on_password_reset={revoke}}}"),
+            )
+            .args([
+                "user",
+                "set-password",
+                "ada@example.org",
+                "--password-stdin",
+            ]);
+        run(command, Some("a completely different passphrase\n")).assert_success();
+        let db = test.connect().await;
+        let left = count(&db, "personal_access_tokens").await.unwrap();
+        assert_eq!(left, if revoke { 0 } else { 1 }, "revoke = {revoke}");
+    }
+}
+
+#[tokio::test]
 async fn user_set_password_applies_the_password_policy() {
     let test = TestDb::new().await;
     add_user(&test, "ada@example.org", "Ada", PASSWORD);

@@ -266,11 +266,14 @@ pub struct Grant {
 pub async fn user_of(db: &Db, presented: &str, ip: &str) -> Result<Option<Grant>, DbError> {
     let digest = sha256_hex(presented);
     let dialect = db.dialect();
+    // The owner's row must still be there: a token of a removed account
+    // reads nothing.
     let sql = format!(
-        "SELECT id, tokenable_id, abilities, last_used_ip, {} AS used, {} AS expires \
-         FROM personal_access_tokens WHERE token = $1 AND tokenable_type = $2",
-        dialect.epoch_of("last_used_at"),
-        dialect.epoch_of("expires_at"),
+        "SELECT t.id, t.tokenable_id, t.abilities, t.last_used_ip, {} AS used, {} AS expires \
+         FROM personal_access_tokens t JOIN users u ON u.id = t.tokenable_id \
+         WHERE t.token = $1 AND t.tokenable_type = $2",
+        dialect.epoch_of("t.last_used_at"),
+        dialect.epoch_of("t.expires_at"),
     );
     let row = db
         .fetch_optional(

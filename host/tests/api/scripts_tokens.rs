@@ -277,6 +277,26 @@ async fn a_reset_password_ends_the_accounts_tokens_unless_configured_otherwise()
 }
 
 #[rocket::async_test]
+async fn a_token_of_a_removed_account_reads_nothing() {
+    let app = spawn_app().await;
+    let user_id = ada(&app).await;
+    let (_, made) = post(&app.client, "/auth/tokens", json!({"name": "CI"})).await;
+    let token = made["token"].as_str().expect("the token, once").to_owned();
+    read(&app, &token, "Users").await.ok();
+    // The host removes the account (its own data first).
+    for sql in [
+        "DELETE FROM sessions WHERE user_id = $1",
+        "DELETE FROM users WHERE id = $1",
+    ] {
+        app.execute(app.db.query(sql).bind(user_id)).await;
+    }
+    assert_eq!(
+        read(&app, &token, "Users").await.status,
+        Status::Unauthorized
+    );
+}
+
+#[rocket::async_test]
 async fn the_owner_is_mailed_when_a_token_is_made() {
     let (app, mailbox) = spawn_mail_app_with(|f| f).await;
     ada(&app).await;
