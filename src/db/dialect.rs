@@ -16,16 +16,31 @@ pub enum Dialect {
     MySql,
 }
 
+/// The kind of statement `text` is, by its first word (`SELECT`,
+/// `INSERT`, `UPDATE`, `DELETE`, `WITH`, …), `OTHER` for anything else.
+fn operation_name(text: &str) -> &'static str {
+    const KNOWN: [&str; 13] = [
+        "SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "BEGIN", "COMMIT", "ROLLBACK", "SET",
+        "PRAGMA", "CREATE", "ALTER", "DROP",
+    ];
+    let first = text.split_whitespace().next().unwrap_or_default();
+    KNOWN
+        .into_iter()
+        .find(|known| first.eq_ignore_ascii_case(known))
+        .unwrap_or("OTHER")
+}
+
 impl Dialect {
     /// The span of one statement `text` on this engine (a child of the
-    /// request's): the engine and the statement as written, with its
-    /// placeholders, never its values.
+    /// request's): the engine, its kind (`db.operation.name`) and the
+    /// statement as written, with its placeholders, never its values.
     pub(crate) fn statement_span(self, text: &str) -> tracing::Span {
         tracing::info_span!(
             "db.statement",
             otel.name = "db.statement",
             otel.kind = "client",
             db.system.name = self.system_name(),
+            db.operation.name = operation_name(text),
             db.query.text = text,
             db.response.returned_rows = tracing::field::Empty,
         )
