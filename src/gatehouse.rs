@@ -326,7 +326,8 @@ impl Fairing for Gatehouse {
         let gh = GatehouseState::of(req);
         if let (Some(session), Some(gh)) = (Session::cached(req), gh) {
             if let Err(e) = session.persist(gh, res).await {
-                tracing::error!(error = %e, "session could not be saved");
+                let request_id = RequestId::of(req).as_str();
+                tracing::error!(request_id, error = %e, "session could not be saved");
             }
             crate::routes::notify::recall_notices(gh, req, session.take_notices()).await;
         }
