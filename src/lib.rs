@@ -141,4 +141,5 @@ pub use intents::{
     IntentResult, JobFunction, LegalForm, OrgSetupHandler, OrgSetupRequest, PasswordChangeReason,
 };
 pub use ops::check::{readiness, Check, Readiness};
+pub use ops::traced::traced;
 pub use session::{AuthUser, Guest, HostData, Session};

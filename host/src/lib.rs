@@ -23,13 +23,13 @@ pub fn rocket(figment: Figment) -> Rocket<Build> {
     rocket::custom(figment)
         .mount(
             "/",
-            routes![
+            gatehouse::traced(routes![
                 pages::home,
                 pages::dashboard,
                 pages::terms,
                 pages::privacy,
                 pages::cookies
-            ],
+            ]),
         )
         .attach(
             odata::sets().into_iter().fold(

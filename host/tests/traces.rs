@@ -194,6 +194,36 @@ async fn a_request_and_its_statements_are_exported_in_the_callers_trace() {
         "{kind}: {text}"
     );
 
+    // A host's own page, mounted through `gatehouse::traced`, is a request
+    // span of the caller's trace too.
+    let page = http
+        .get(format!("{base}/terms"))
+        .header("traceparent", format!("00-{TRACE_ID}-{PARENT_ID}-01"))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(page.status(), reqwest::StatusCode::OK);
+    loop {
+        let found = received
+            .lock()
+            .expect("the spans")
+            .iter()
+            .find(|s| s.trace_id == trace_id && s.name == "GET /terms")
+            .cloned();
+        if let Some(span) = found {
+            assert_eq!(
+                attribute(&span, "http.response.status_code").as_deref(),
+                Some("200")
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no span of the host's page arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
     let everything = format!("{:?}", received.lock().expect("the spans"));
     for secret in [EMAIL, "not the password", PASSWORD] {
         assert!(!everything.contains(secret), "a span holds {secret:?}");

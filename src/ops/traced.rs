@@ -1,4 +1,5 @@
-//! Every route Gatehouse mounts runs inside a span of its request
+//! Every route Gatehouse mounts, and every route a host mounts through
+//! [`traced`], runs inside a span of its request
 //! (`request`: `request_id`, `method`, `route`, and the status once
 //! answered): each log line it writes, and each span it opens (a statement,
 //! a password hash, a mail), belongs to that request. Exported as traces,
@@ -62,7 +63,20 @@ impl Handler for Traced {
     }
 }
 
-/// `routes`, each run inside its request's span.
+/// `routes`, each run inside its request's span, as Gatehouse runs its
+/// own: a host mounts its pages with it so that their log lines and
+/// statements belong to their requests too.
+///
+/// ```
+/// # use rocket::{get, routes};
+/// #[get("/")]
+/// fn home() -> &'static str {
+///     "home"
+/// }
+///
+/// let rocket = rocket::build().mount("/", gatehouse::traced(routes![home]));
+/// # let _ = rocket;
+/// ```
 pub fn traced(routes: Vec<Route>) -> Vec<Route> {
     routes
         .into_iter()

@@ -33,7 +33,8 @@ async fn user_count(mut db: Connection<Db>) -> Option<String> {
 /// host attaches `Db::init()` itself (before Gatehouse, which then uses that
 /// pool); without, Gatehouse attaches it.
 pub fn rocket(figment: rocket::figment::Figment, own_pool: bool) -> Rocket<Build> {
-    let rocket = rocket::custom(figment).mount("/", routes![home, dashboard, user_count]);
+    let rocket =
+        rocket::custom(figment).mount("/", gatehouse::traced(routes![home, dashboard, user_count]));
     let rocket = if own_pool {
         rocket.attach(Db::init())
     } else {
