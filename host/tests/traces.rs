@@ -85,6 +85,24 @@ async fn serve(db: &TestDb, env: &[(&str, String)]) -> (Server, String) {
     (server, base)
 }
 
+/// The span `name` of the trace `trace_id` once the receiver has it; fails
+/// after `deadline`.
+async fn arrived(received: &Received, trace_id: &[u8], name: &str, deadline: Instant) -> Span {
+    loop {
+        let found = received
+            .lock()
+            .expect("the spans")
+            .iter()
+            .find(|s| s.trace_id == trace_id && s.name == name)
+            .cloned();
+        if let Some(span) = found {
+            return span;
+        }
+        assert!(Instant::now() < deadline, "no span {name} arrived");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 fn attribute(span: &Span, key: &str) -> Option<String> {
     let value = span
         .attributes
@@ -140,19 +158,7 @@ async fn a_request_and_its_statements_are_exported_in_the_callers_trace() {
     assert_eq!(answer.status(), reqwest::StatusCode::UNPROCESSABLE_ENTITY);
 
     let trace_id = hex::decode(TRACE_ID).expect("hex");
-    let request = loop {
-        let found = received
-            .lock()
-            .expect("the spans")
-            .iter()
-            .find(|s| s.trace_id == trace_id && s.name == "POST /auth/login")
-            .cloned();
-        if let Some(span) = found {
-            break span;
-        }
-        assert!(Instant::now() < deadline, "no request span arrived");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let request = arrived(&received, &trace_id, "POST /auth/login", deadline).await;
     assert_eq!(request.parent_span_id, hex::decode(PARENT_ID).expect("hex"));
     assert_eq!(
         attribute(&request, "http.response.status_code").as_deref(),
@@ -203,26 +209,11 @@ async fn a_request_and_its_statements_are_exported_in_the_callers_trace() {
         .await
         .expect("the server answers");
     assert_eq!(page.status(), reqwest::StatusCode::OK);
-    loop {
-        let found = received
-            .lock()
-            .expect("the spans")
-            .iter()
-            .find(|s| s.trace_id == trace_id && s.name == "GET /terms")
-            .cloned();
-        if let Some(span) = found {
-            assert_eq!(
-                attribute(&span, "http.response.status_code").as_deref(),
-                Some("200")
-            );
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no span of the host's page arrived"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let span = arrived(&received, &trace_id, "GET /terms", deadline).await;
+    assert_eq!(
+        attribute(&span, "http.response.status_code").as_deref(),
+        Some("200")
+    );
 
     let everything = format!("{:?}", received.lock().expect("the spans"));
     for secret in [EMAIL, "not the password", PASSWORD] {
