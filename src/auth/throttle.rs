@@ -265,7 +265,7 @@ impl Throttle {
 
     /// Marks the window as refused; true for the first refusal.
     async fn report_refusal(&self, key: &str) -> Result<bool, DbError> {
-        self.metrics.throttle_refusal(self.scope);
+        self.count_refusal();
         let marked = self
             .db
             .execute(
@@ -389,21 +389,21 @@ impl Throttle {
     /// [`Self::known_spent`] as the answer to an attempt: a refusal,
     /// counted in `throttle_refusals_total`.
     pub fn refuses_from_memory(&self, key: &str) -> Option<u64> {
-        let spent = self.known_spent(key);
-        if spent.is_some() {
-            self.metrics.throttle_refusal(self.scope);
-        }
-        spent
+        self.counted(self.known_spent(key))
     }
 
     /// [`Self::exhausted`] as the answer to an attempt: a refusal, counted
     /// in `throttle_refusals_total`.
     pub async fn refuses(&self, key: &str) -> Result<Option<u64>, DbError> {
-        let spent = self.exhausted(key).await?;
+        Ok(self.counted(self.exhausted(key).await?))
+    }
+
+    /// `spent`, counted as a refusal when it is one.
+    fn counted(&self, spent: Option<u64>) -> Option<u64> {
         if spent.is_some() {
-            self.metrics.throttle_refusal(self.scope);
+            self.count_refusal();
         }
-        Ok(spent)
+        spent
     }
 
     /// Counts a refusal of this throttle's kind that its own counter did
